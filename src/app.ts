@@ -1,0 +1,130 @@
+/** Builds the Koa app from the route tables. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import Koa from 'koa';
+import Router from '@koa/router';
+import { koaBody, HttpMethodEnum } from 'koa-body';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { StoreContext } from './store/client.js';
+import { storeAnswers } from './store/client.js';
+import { MethodNotAllowedError, NotFoundError } from './http/errors.js';
+import { errorHandler, observe, createMetrics, type Metrics } from './http/observe.js';
+import { requestTimeout, rateLimiter } from './http/limits.js';
+import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
+import { buildOpenApi, docsPage } from './http/openapi.js';
+import { allRoutes, createServices, type Services } from './resources/index.js';
+
+export interface AppHandle {
+  app: Koa;
+  services: Services;
+  routes: RouteSpec[];
+  metrics: Metrics;
+  openapi: Record<string, unknown>;
+  /** Set once templates and aliases are in place. */
+  setIndicesReady(ready: boolean): void;
+}
+
+const require = createRequire(import.meta.url);
+
+function swaggerAssetsDir(): string | undefined {
+  try {
+    return path.dirname(require.resolve('swagger-ui-dist/package.json'));
+  } catch {
+    return undefined;
+  }
+}
+
+const packageVersion = (
+  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
+  const { config, store, log } = deps;
+  const services = createServices(deps);
+  const routes = allRoutes(services);
+  const metrics = createMetrics();
+  const openapi = buildOpenApi(routes, packageVersion);
+  let indicesReady = false;
+
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+
+  const ops = new Router();
+  ops.get('/health/live', (ctx) => {
+    ctx.body = { status: 'UP' };
+  });
+  ops.get('/health/ready', async (ctx) => {
+    const esUp = await storeAnswers(store.client, store.prefix);
+    const ready = esUp && indicesReady;
+    ctx.status = ready ? 200 : 503;
+    if (!ready) ctx.set('Retry-After', '5');
+    ctx.body = { status: ready ? 'UP' : 'DOWN', elasticsearch: esUp ? 'UP' : 'DOWN', indices: indicesReady ? 'READY' : 'PENDING' };
+  });
+  ops.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+  ops.get(`${API_PREFIX}/openapi.json`, (ctx) => {
+    ctx.body = openapi;
+  });
+  ops.get(`${API_PREFIX}/docs`, (ctx) => {
+    ctx.type = 'text/html';
+    ctx.body = docsPage(`${API_PREFIX}/openapi.json`, `${API_PREFIX}/docs/assets`);
+  });
+  const assets = swaggerAssetsDir();
+  ops.get(`${API_PREFIX}/docs/assets/:file`, (ctx) => {
+    const file = String(ctx.params.file);
+    if (!assets || !/^[\w.-]+\.(js|css|png)$/.test(file) || !fs.existsSync(path.join(assets, file))) {
+      throw new NotFoundError(`no asset ${file}`);
+    }
+    ctx.type = path.extname(file);
+    ctx.body = fs.createReadStream(path.join(assets, file));
+  });
+
+  const api = buildRouter(routes, {
+    authenticator: services.authenticator,
+    orgs: services.orgs,
+    requireTokenEverywhere: config.requireTokenEverywhere,
+    limitRate: rateLimiter(config.rateLimitPerMinute),
+    parseBody: koaBody({
+      json: true,
+      urlencoded: false,
+      text: false,
+      multipart: false,
+      jsonLimit: config.bodyLimit,
+      jsonStrict: true,
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    }),
+  });
+
+  app.use(observe(log, metrics));
+  app.use(errorHandler());
+  app.use(requestTimeout(config.requestTimeoutMs));
+  // Routers leave unmatched requests at 404/405/501 without a body; they become section-7 errors here.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.body != null) return;
+    if (ctx.status === 405 || ctx.status === 501) {
+      const allow = (ctx.response.get('Allow') || '').split(/,\s*/).filter(Boolean);
+      throw new MethodNotAllowedError(`${ctx.method} is not allowed on ${ctx.path}`, allow);
+    }
+    if (ctx.status === 404) throw new NotFoundError(`no operation at ${ctx.method} ${ctx.path}`);
+  });
+  app.use(ops.routes());
+  app.use(ops.allowedMethods());
+  app.use(api.routes());
+  app.use(api.allowedMethods());
+
+  return {
+    app,
+    services,
+    routes,
+    metrics,
+    openapi,
+    setIndicesReady: (ready) => {
+      indicesReady = ready;
+    },
+  };
+}

@@ -1,0 +1,332 @@
+/**
+ * The ops toolkit (`npm run ops -- <command>`), sharing the service's code: the same
+ * configuration, store layer, services and migration as the HTTP operations. Human output
+ * on stdout (or one JSON document with --json), progress on stderr, logs (warnings and up)
+ * on stderr. Exit codes: 0 done (or nothing to do), 1 failed, 2 usage error, 3 conflict
+ * (a run of the same work is in progress, or a leftover needs --restart).
+ */
+import os from 'node:os';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger, type Logger } from '../log.js';
+import { Access, ROLES, type Role } from '../http/auth.js';
+import { AppError, ConflictError } from '../http/errors.js';
+import { createClient, type StoreContext } from '../store/client.js';
+import { ensureIndices } from '../store/indices.js';
+import { reindex, reindexableIndices, type ReindexResult } from '../store/reindex.js';
+import { createServices, type Services } from '../resources/index.js';
+import { DEVICE_FAMILIES, type DeviceFamily } from '../migration/device-rows.js';
+import { startLocalNode, type LocalNode } from '../dev/local-elasticsearch.js';
+import { ProgressBar, type ProgressStream } from './progress.js';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, conflict: 3 } as const;
+
+export interface CliIo {
+  out: { write(s: string): unknown };
+  err: ProgressStream;
+  env: NodeJS.ProcessEnv;
+}
+
+export const USAGE = `usage: npm run ops -- <command>
+
+  migrate utm|lte [--batch-size N] [--json]
+      copy every UTM (or LTE) endpoint record into PostgreSQL (DATABASE_URL), as
+      GET /device-migration/utm-devices does; resumable, a second run copies only changes
+  reindex <index> [--force] [--restart] [--delete-old] [--batch-size N] [--json]
+      copy <index> into a new generation built from its current template and swap the
+      alias; a no-op when the mapping is current (--force: reindex anyway; --restart: drop
+      the leftover of an interrupted run; --delete-old: delete the old generation)
+  admin org create <id> <name> [--parent <orgId>]
+  admin org show <id>
+  admin token create --role system|admin|reader|agent [--org <orgId>] [--endpoint <id>]
+                     [--name <name>] [--expires <ISO date>]
+  admin token revoke <tokenId>
+
+  npm run admin -- <org|token> ... is the same as npm run ops -- admin <org|token> ...
+Environment: ELASTICSEARCH_URL, ECS_INDEX_PREFIX, DATABASE_URL, ECS_SQL_SCHEMA (as the service).
+Exit codes: 0 done, 1 failed, 2 usage, 3 conflict (already running).`;
+
+class UsageError extends Error {}
+
+interface Parsed {
+  positional: string[];
+  flags: Map<string, string | true>;
+}
+
+const VALUE_FLAGS = new Set(['batch-size', 'parent', 'role', 'org', 'endpoint', 'name', 'expires']);
+const BOOL_FLAGS = new Set(['json', 'force', 'restart', 'delete-old', 'help']);
+
+function parseArgs(argv: string[]): Parsed {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-h') {
+      flags.set('help', true);
+    } else if (a.startsWith('--')) {
+      const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
+      if (BOOL_FLAGS.has(k)) flags.set(k, true);
+      else if (VALUE_FLAGS.has(k)) {
+        const v = inline ?? argv[++i];
+        if (v === undefined) throw new UsageError(`--${k} needs a value`);
+        flags.set(k, v);
+      } else throw new UsageError(`unknown option --${k}`);
+    } else positional.push(a);
+  }
+  return { positional, flags };
+}
+
+function flag(p: Parsed, k: string): string | undefined {
+  const v = p.flags.get(k);
+  return typeof v === 'string' ? v : undefined;
+}
+
+function batchSize(p: Parsed): number | undefined {
+  const v = flag(p, 'batch-size');
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new UsageError('--batch-size must be an integer from 1 to 10000');
+  return n;
+}
+
+/** What a command needs: configuration, the store, the services; closed by `close`. */
+interface Runtime {
+  config: Config;
+  log: Logger;
+  store: StoreContext;
+  services: Services;
+  access: Access;
+  close(): Promise<void>;
+}
+
+async function startRuntime(io: CliIo): Promise<Runtime> {
+  const config = loadConfig(io.env);
+  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) });
+  let node: LocalNode | undefined;
+  let url = config.elasticsearchUrl;
+  if (!url) {
+    // As `npm start`: the managed local node (reused when it is running).
+    node = await startLocalNode({ name: 'dev', port: Number(io.env.ECS_LOCAL_ES_PORT ?? 0), log: (l) => log.info(l) });
+    url = node.url;
+  }
+  const store: StoreContext = { client: createClient(url, config.storeTimeoutMs), prefix: config.indexPrefix, refresh: 'wait_for' };
+  await ensureIndices(store, log);
+  const services = createServices({ config, store, log });
+  const access = new Access({ role: 'system', name: `ops-cli:${os.userInfo().username}` }, services.orgs);
+  return {
+    config,
+    log,
+    store,
+    services,
+    access,
+    close: async () => {
+      await services.deviceMigration.close().catch(() => undefined);
+      await store.client.close().catch(() => undefined);
+      if (node?.started) await node.stop();
+    },
+  };
+}
+
+const fmt = (n: number): string => n.toLocaleString('en-US');
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+function checkMigrate(p: Parsed): void {
+  if (!DEVICE_FAMILIES.includes(p.positional[1] as DeviceFamily) || p.positional.length !== 2) {
+    throw new UsageError('migrate needs utm or lte');
+  }
+  batchSize(p);
+}
+
+async function migrate(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
+  const family = p.positional[1] as DeviceFamily;
+  const label = `migrate ${family}`;
+  const bar = new ProgressBar(label, 0, io.err);
+  const started = Date.now();
+  const counts = await rt.services.deviceMigration.migrate(family, {
+    batchSize: batchSize(p),
+    onProgress: (pr) => {
+      if (pr.batches === 1) bar.phase(label, pr.total);
+      bar.update(pr.sourceCount, `written ${fmt(pr.destCount)}, ignored ${fmt(pr.ignoredCount)}`);
+    },
+  });
+  const elapsedMs = Date.now() - started;
+  bar.finish(counts.sourceCount, `written ${fmt(counts.destCount)}, ignored ${fmt(counts.ignoredCount)}`);
+  if (p.flags.has('json')) {
+    io.out.write(`${JSON.stringify({ command: 'migrate', family, ...counts, elapsedMs })}\n`);
+  } else {
+    const w = Math.max(...[counts.sourceCount, counts.destCount, counts.ignoredCount].map((n) => fmt(n).length));
+    io.out.write(
+      `${family.toUpperCase()} device migration finished in ${seconds(elapsedMs)}\n` +
+        `  source records  ${fmt(counts.sourceCount).padStart(w)}\n` +
+        `  rows written    ${fmt(counts.destCount).padStart(w)}\n` +
+        `  ignored         ${fmt(counts.ignoredCount).padStart(w)}  (unchanged since migrated, or deleted)\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+function reindexSummary(r: ReindexResult, elapsedMs: number): string {
+  if (r.status === 'current') {
+    return `reindex ${r.index}: ${r.from} already has the current mapping (version ${r.fromVersion}); nothing to do\n`;
+  }
+  return (
+    `reindex ${r.index}: ${r.from} (mapping version ${r.fromVersion}) -> ${r.to} (version ${r.templateVersion}) in ${seconds(elapsedMs)}\n` +
+    `  copied           ${fmt(r.copied)}\n` +
+    `  caught up        ${fmt(r.caughtUp)}  (written during the copy; ${r.catchUpRounds} live round${r.catchUpRounds === 1 ? '' : 's'} + the final one)\n` +
+    `  removed          ${fmt(r.removed)}  (deleted during the copy)\n` +
+    `  documents        ${fmt(r.documents)}\n` +
+    `  writes blocked   ${r.writeBlockedMs} ms\n` +
+    `  alias            ${r.alias} -> ${r.to}\n` +
+    (r.oldIndex === 'deleted'
+      ? `  old index        ${r.from} deleted\n`
+      : `  old index        ${r.from} kept, read-only; delete it once satisfied: curl -XDELETE "$ELASTICSEARCH_URL/${r.from}"\n`)
+  );
+}
+
+function checkReindex(p: Parsed): void {
+  const name = p.positional[1];
+  if (!name || p.positional.length !== 2) throw new UsageError(`reindex needs one index: ${reindexableIndices().join(', ')}`);
+  if (!reindexableIndices().includes(name)) throw new UsageError(`unknown index ${name}; known: ${reindexableIndices().join(', ')}`);
+  batchSize(p);
+}
+
+async function reindexCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
+  const name = p.positional[1];
+  const bar = new ProgressBar(`reindex ${name} copy`, 0, io.err);
+  let phase = '';
+  const started = Date.now();
+  const result = await reindex(rt.store, name, {
+    force: p.flags.has('force'),
+    restart: p.flags.has('restart'),
+    deleteOld: p.flags.has('delete-old'),
+    batchSize: batchSize(p),
+    onProgress: (pr) => {
+      if (pr.phase !== phase) {
+        phase = pr.phase;
+        bar.phase(`reindex ${name} ${pr.phase}`, pr.phase === 'copy' ? pr.total : pr.copied);
+      }
+      bar.update(pr.copied);
+    },
+  });
+  const elapsedMs = Date.now() - started;
+  if (phase !== '') {
+    bar.phase(`reindex ${name}`, result.documents);
+    bar.finish(result.documents, 'alias swapped');
+  }
+  if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'reindex', ...result, elapsedMs })}\n`);
+  else io.out.write(reindexSummary(result, elapsedMs));
+  return EXIT.ok;
+}
+
+function expiresAt(p: Parsed): Date | undefined {
+  const expires = flag(p, 'expires');
+  const at = expires ? new Date(expires) : undefined;
+  if (at && (Number.isNaN(at.getTime()) || at.getTime() <= Date.now())) throw new UsageError('--expires must be an ISO date in the future');
+  return at;
+}
+
+function checkAdmin(p: Parsed): void {
+  const [, what, verb, ...rest] = p.positional;
+  const sub = `${what ?? ''} ${verb ?? ''}`;
+  if (sub === 'org create' && (rest.length < 2)) throw new UsageError('admin org create <id> <name> [--parent <orgId>]');
+  else if (sub === 'org show' && rest.length !== 1) throw new UsageError('admin org show <id>');
+  else if (sub === 'token create') {
+    const role = flag(p, 'role') as Role | undefined;
+    if (!role || !ROLES.includes(role) || rest.length !== 0) {
+      throw new UsageError('admin token create --role system|admin|reader|agent [--org <orgId>] [--endpoint <id>] [--name <name>] [--expires <ISO date>]');
+    }
+    expiresAt(p);
+  } else if (sub === 'token revoke' && rest.length !== 1) throw new UsageError('admin token revoke <tokenId>');
+  else if (!['org create', 'org show', 'token create', 'token revoke'].includes(sub)) {
+    throw new UsageError('admin org create|show, admin token create|revoke');
+  }
+}
+
+async function admin(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
+  const [, what, verb, ...rest] = p.positional;
+  const print = (v: unknown): void => void io.out.write(`${JSON.stringify(v, null, 2)}\n`);
+  if (what === 'org' && verb === 'create') {
+    const [id, ...name] = rest;
+    const parentId = flag(p, 'parent');
+    print(await rt.services.orgs.create({ id, name: name.join(' '), ...(parentId ? { parentId } : {}) }, rt.access));
+    return EXIT.ok;
+  }
+  if (what === 'org' && verb === 'show') {
+    print(await rt.services.orgs.get(rest[0], rt.access));
+    return EXIT.ok;
+  }
+  if (what === 'token' && verb === 'create') {
+    const role = flag(p, 'role') as Role;
+    const expires = expiresAt(p);
+    const orgId = flag(p, 'org');
+    const endpointId = flag(p, 'endpoint');
+    print(
+      await rt.services.tokens.create(
+        {
+          name: flag(p, 'name') ?? `${role}${orgId ? `-${orgId}` : ''}`,
+          role,
+          ...(orgId ? { orgId } : {}),
+          ...(endpointId ? { endpointId } : {}),
+          ...(expires ? { expiresAt: expires } : {}),
+        },
+        rt.access,
+      ),
+    );
+    return EXIT.ok;
+  }
+  if (what === 'token' && verb === 'revoke') {
+    await rt.services.tokens.revoke(rest[0]);
+    io.out.write(`revoked token ${rest[0]}\n`);
+    return EXIT.ok;
+  }
+  throw new UsageError('admin org create|show, admin token create|revoke');
+}
+
+interface Command {
+  /** Validates the arguments before anything is opened (usage errors exit 2 at once). */
+  check(p: Parsed): void;
+  run(rt: Runtime, p: Parsed, io: CliIo): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  migrate: { check: checkMigrate, run: migrate },
+  reindex: { check: checkReindex, run: reindexCommand },
+  admin: { check: checkAdmin, run: admin },
+};
+
+/** Runs one command; returns the exit code. */
+export async function runOps(argv: string[], io: CliIo = { out: process.stdout, err: process.stderr, env: process.env }): Promise<number> {
+  let parsed: Parsed;
+  try {
+    parsed = parseArgs(argv);
+  } catch (err) {
+    io.err.write(`${(err as Error).message}\n\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+  const command = COMMANDS[parsed.positional[0] ?? ''];
+  if (parsed.flags.has('help') || parsed.positional[0] === 'help') {
+    io.out.write(`${USAGE}\n`);
+    return EXIT.ok;
+  }
+  if (!command) {
+    io.err.write(`${parsed.positional[0] ? `unknown command ${parsed.positional[0]}\n\n` : ''}${USAGE}\n`);
+    return EXIT.usage;
+  }
+  let rt: Runtime | undefined;
+  try {
+    command.check(parsed);
+    rt = await startRuntime(io);
+    return await command.run(rt, parsed, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err.write(`${err.message}\n\n${USAGE}\n`);
+      return EXIT.usage;
+    }
+    // Expected failures (store errors, bad configuration) in one line; anything else with its stack.
+    const expected = err instanceof AppError || (err instanceof Error && err.message.startsWith('invalid configuration'));
+    const message = expected ? (err as Error).message : ((err as Error)?.stack ?? String(err));
+    io.err.write(`\nfailed: ${message}\n`);
+    return err instanceof ConflictError ? EXIT.conflict : EXIT.failed;
+  } finally {
+    await rt?.close();
+  }
+}

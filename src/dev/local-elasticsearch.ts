@@ -1,0 +1,295 @@
+/**
+ * A managed, single-node, real Elasticsearch for machines without Docker.
+ *
+ * Elastic publishes a minimal runnable node on Maven Central
+ * (`org.elasticsearch.distribution.integ-test-zip:elasticsearch`, zip, no bundled JDK).
+ * This module fetches it with Maven, unpacks it under `.local/`, and runs one node per
+ * instance name (`dev` for `npm start`, `test` for `npm test`) with its own config,
+ * data and logs. Elasticsearch refuses to run as root, so as root the node runs as the
+ * unprivileged system user `ecs-es`.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const localDir = path.join(projectRoot, '.local');
+const esUser = 'ecs-es';
+
+export interface LocalNode {
+  url: string;
+  pid: number;
+  /** True when this call started the node (and so should stop it). */
+  started: boolean;
+  stop(): Promise<void>;
+}
+
+export interface LocalNodeOptions {
+  /** Instance name: its config, data, logs and pid live under `.local/es-<name>/`. */
+  name: string;
+  /** HTTP port; 0 picks a free one. */
+  port: number;
+  heap?: string;
+  log?: (line: string) => void;
+}
+
+/** The pinned server version: package.json `config.elasticsearchVersion`, the only place it is set. */
+export function pinnedVersion(): string {
+  const pkg = JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as {
+    config?: { elasticsearchVersion?: string };
+  };
+  const v = pkg.config?.elasticsearchVersion;
+  if (!v) throw new Error('package.json config.elasticsearchVersion is not set');
+  return v;
+}
+
+function javaMajor(home: string): number {
+  try {
+    const release = fs.readFileSync(path.join(home, 'release'), 'utf8');
+    const m = /JAVA_VERSION="(\d+)/.exec(release);
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** ES_JAVA_HOME when set, else the newest JDK under /usr/lib/jvm that the server version can run on. */
+export function findJavaHome(esVersion: string): string {
+  const needed = Number(esVersion.split('.')[0]) >= 9 ? 21 : 17;
+  const fromEnv = process.env.ES_JAVA_HOME;
+  if (fromEnv) return fromEnv;
+  const root = '/usr/lib/jvm';
+  const candidates = fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .map((d) => path.join(root, d))
+        .filter((d) => fs.existsSync(path.join(d, 'bin', 'java')) && !fs.lstatSync(d).isSymbolicLink())
+        .map((d) => ({ d, major: javaMajor(d) }))
+        .filter((c) => c.major >= needed)
+        .sort((a, b) => b.major - a.major)
+    : [];
+  if (candidates.length === 0) {
+    throw new Error(
+      `Elasticsearch ${esVersion} needs Java ${needed}+; none found under ${root}. Set ES_JAVA_HOME to a JDK ${needed}+.`,
+    );
+  }
+  return candidates[0].d;
+}
+
+function zipPath(version: string): string {
+  const m2 = process.env.MAVEN_REPO ?? path.join(os.homedir(), '.m2', 'repository');
+  return path.join(
+    m2,
+    'org/elasticsearch/distribution/integ-test-zip/elasticsearch',
+    version,
+    `elasticsearch-${version}.zip`,
+  );
+}
+
+/** Fetches (Maven, cached in ~/.m2) and unpacks the distribution; returns its home. */
+export function ensureDistribution(version: string, log: (l: string) => void = () => {}): string {
+  const home = path.join(localDir, `elasticsearch-${version}`);
+  if (fs.existsSync(path.join(home, 'bin', 'elasticsearch'))) return home;
+  const zip = zipPath(version);
+  if (!fs.existsSync(zip)) {
+    log(`fetching Elasticsearch ${version} from Maven Central`);
+    execFileSync(
+      'mvn',
+      [
+        '-q',
+        '-B',
+        'dependency:get',
+        `-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip`,
+        '-Dtransitive=false',
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+  }
+  fs.mkdirSync(localDir, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(localDir, 'unpack-'));
+  log(`unpacking ${path.basename(zip)}`);
+  try {
+    execFileSync('unzip', ['-q', zip, '-d', tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch {
+    // No unzip on this machine: the JDK's jar tool extracts too (without file modes).
+    execFileSync(path.join(findJavaHome(version), 'bin', 'jar'), ['xf', zip], { cwd: tmp });
+    execFileSync('chmod', ['-R', 'a+x', path.join(tmp, `elasticsearch-${version}`, 'bin')]);
+  }
+  fs.renameSync(path.join(tmp, `elasticsearch-${version}`), home);
+  fs.rmSync(tmp, { recursive: true, force: true });
+  // Readable by the unprivileged user; the node writes only under its instance folder.
+  execFileSync('chmod', ['-R', 'a+rX', home]);
+  return home;
+}
+
+function ensureUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    execFileSync('id', ['-u', esUser], { stdio: 'ignore' });
+  } catch {
+    execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', esUser]);
+  }
+  const uid = Number(execFileSync('id', ['-u', esUser]).toString().trim());
+  const gid = Number(execFileSync('id', ['-g', esUser]).toString().trim());
+  return { uid, gid };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function answers(url: string, timeoutMs = 2000): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/_cluster/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function tail(file: string, lines = 30): string {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+async function stopPid(pid: number, timeoutMs = 30_000): Promise<void> {
+  if (!alive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + timeoutMs;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/**
+ * Starts the named node, or reuses it when its pid file names a live node that answers.
+ * Waits until the cluster answers; on failure throws with the tail of the node's log.
+ */
+export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode> {
+  const log = opts.log ?? (() => {});
+  const version = pinnedVersion();
+  const instanceDir = path.join(localDir, `es-${opts.name}`);
+  const pidFile = path.join(instanceDir, 'node.pid');
+  const portFile = path.join(instanceDir, 'node.port');
+
+  if (fs.existsSync(pidFile) && fs.existsSync(portFile)) {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+    const url = `http://127.0.0.1:${fs.readFileSync(portFile, 'utf8').trim()}`;
+    if (pid > 0 && alive(pid) && (await answers(url))) {
+      log(`reusing Elasticsearch node ${opts.name} at ${url} (pid ${pid})`);
+      return { url, pid, started: false, stop: async () => {} };
+    }
+    if (pid > 0 && alive(pid)) await stopPid(pid);
+  }
+
+  const home = ensureDistribution(version, log);
+  const javaHome = findJavaHome(version);
+  const port = opts.port || (await freePort());
+  const user = ensureUser();
+
+  const confDir = path.join(instanceDir, 'config');
+  const dataDir = path.join(instanceDir, 'data');
+  const logsDir = path.join(instanceDir, 'logs');
+  const tmpDir = path.join(instanceDir, 'tmp');
+  for (const d of [confDir, dataDir, logsDir, tmpDir]) fs.mkdirSync(d, { recursive: true });
+  fs.cpSync(path.join(home, 'config'), confDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(confDir, 'elasticsearch.yml'),
+    [
+      `cluster.name: ecs-${opts.name}`,
+      `node.name: ecs-${opts.name}`,
+      'discovery.type: single-node',
+      'network.host: 127.0.0.1',
+      `http.port: ${port}`,
+      'transport.port: 0',
+      `path.data: ${dataDir}`,
+      `path.logs: ${logsDir}`,
+      'xpack.security.enabled: false',
+      // Development machines fill their disks; a read-only index would look like a bug in the service.
+      'cluster.routing.allocation.disk.threshold_enabled: false',
+      'action.destructive_requires_name: false',
+      '',
+    ].join('\n'),
+  );
+  if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, instanceDir]);
+
+  const logFile = path.join(logsDir, `ecs-${opts.name}.log`);
+  const out = fs.openSync(path.join(logsDir, 'stdout.log'), 'a');
+  log(`starting Elasticsearch ${version} (${opts.name}) on 127.0.0.1:${port} with ${javaHome}`);
+  const child = spawn(path.join(home, 'bin', 'elasticsearch'), [], {
+    cwd: instanceDir,
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      ES_JAVA_HOME: javaHome,
+      ES_PATH_CONF: confDir,
+      ES_TMPDIR: tmpDir,
+      ES_JAVA_OPTS: `-Xms${opts.heap ?? '512m'} -Xmx${opts.heap ?? '512m'}`,
+      HOME: instanceDir,
+    },
+    uid: user?.uid,
+    gid: user?.gid,
+    detached: true,
+    stdio: ['ignore', out, out],
+  });
+  child.unref();
+  fs.closeSync(out);
+  const pid = child.pid ?? 0;
+  fs.writeFileSync(pidFile, String(pid));
+  fs.writeFileSync(portFile, String(port));
+  const url = `http://127.0.0.1:${port}`;
+
+  const deadline = Date.now() + 180_000;
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  while (!(await answers(url))) {
+    if (exited || !alive(pid) || Date.now() > deadline) {
+      await stopPid(pid, 5000);
+      throw new Error(
+        `Elasticsearch (${opts.name}) did not start on ${url}.\n--- ${logFile} ---\n${tail(logFile)}\n--- stdout ---\n${tail(path.join(logsDir, 'stdout.log'))}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  log(`Elasticsearch (${opts.name}) answers at ${url}`);
+  return {
+    url,
+    pid,
+    started: true,
+    stop: async () => {
+      await stopPid(pid);
+      fs.rmSync(pidFile, { force: true });
+    },
+  };
+}
+
+/** Stops the named node if its pid file names a live process. */
+export async function stopLocalNode(name: string): Promise<boolean> {
+  const pidFile = path.join(localDir, `es-${name}`, 'node.pid');
+  if (!fs.existsSync(pidFile)) return false;
+  const pid = Number(fs.readFileSync(pidFile, 'utf8'));
+  if (pid > 0 && alive(pid)) await stopPid(pid);
+  fs.rmSync(pidFile, { force: true });
+  return true;
+}

@@ -1,0 +1,208 @@
+/**
+ * Authentication and authorization, in one place (spec section 5; the token lifecycle and
+ * roles are designed here). A request carries an opaque token in `x-auth-token`; the
+ * principal it yields decides which roles a route admits and which organizations and
+ * endpoints a service may touch.
+ */
+import crypto from 'node:crypto';
+import type { Query } from '../store/doc-store.js';
+import { ForbiddenError, UnauthorizedError } from './errors.js';
+
+export const ROLES = ['system', 'admin', 'reader', 'agent'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Shorthands for route declarations. */
+export const READERS: readonly Role[] = ['admin', 'reader'];
+export const WRITERS: readonly Role[] = ['admin'];
+export const SYSTEM_ONLY: readonly Role[] = [];
+
+export interface UserKey {
+  username: string;
+  authenticator: string;
+}
+
+export interface Principal {
+  /** 'anonymous' only on operations that declare no security (callers inside the perimeter). */
+  role: Role | 'anonymous';
+  tokenId?: string;
+  name: string;
+  orgId?: string;
+  endpointId?: string;
+}
+
+export const ANONYMOUS: Principal = { role: 'anonymous', name: 'anonymous' };
+
+export interface TokenRecord {
+  id: string;
+  name: string;
+  orgId?: string;
+  role: Role;
+  endpointId?: string;
+  expiresAt?: string;
+  revoked: boolean;
+}
+
+export interface TokenVerifier {
+  /** The token whose secret hashes to `hash`, if any (revoked and expired included). */
+  findByHash(hash: string): Promise<TokenRecord | undefined>;
+}
+
+export interface OrgTree {
+  exists(orgId: string): Promise<boolean>;
+  /** The org and every organization below it. */
+  subtree(orgId: string): Promise<string[]>;
+  /** True when `orgId` is `rootId` or below it. */
+  isWithin(orgId: string, rootId: string): Promise<boolean>;
+}
+
+export const TOKEN_HEADER = 'x-auth-token';
+
+export function hashToken(secret: string): string {
+  return crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** A new opaque secret: 32 random bytes, base64url, with a recognisable prefix. */
+export function newTokenSecret(): string {
+  return `ecs_${crypto.randomBytes(32).toString('base64url')}`;
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const ha = crypto.createHash('sha256').update(a).digest();
+  const hb = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(ha, hb);
+}
+
+interface CacheEntry {
+  record: TokenRecord | undefined;
+  until: number;
+}
+
+/**
+ * Verifies tokens. Hits are cached for `cacheSeconds` so the hot paths cost one store
+ * round trip (their own); a revocation through this instance takes effect at once, through
+ * another instance within `cacheSeconds`.
+ */
+export class Authenticator {
+  private readonly cache = new Map<string, CacheEntry>();
+  private static readonly maxEntries = 20_000;
+
+  constructor(
+    private readonly tokens: TokenVerifier,
+    private readonly adminToken: string | undefined,
+    private readonly cacheSeconds: number,
+  ) {}
+
+  /** 401 for a missing, unknown, revoked or expired token. */
+  async authenticate(secret: string | undefined): Promise<Principal> {
+    if (!secret) throw new UnauthorizedError();
+    if (this.adminToken && safeEqual(secret, this.adminToken)) {
+      return { role: 'system', name: 'bootstrap-admin', tokenId: 'env:ECS_ADMIN_TOKEN' };
+    }
+    if (secret.length > 512) throw new UnauthorizedError('invalid token');
+    const hash = hashToken(secret);
+    const now = Date.now();
+    let entry = this.cache.get(hash);
+    if (!entry || entry.until < now) {
+      const record = await this.tokens.findByHash(hash);
+      entry = { record, until: now + this.cacheSeconds * 1000 };
+      if (record && this.cacheSeconds > 0) {
+        if (this.cache.size >= Authenticator.maxEntries) {
+          const oldest = this.cache.keys().next().value;
+          if (oldest !== undefined) this.cache.delete(oldest);
+        }
+        this.cache.set(hash, entry);
+      }
+    }
+    const t = entry.record;
+    if (!t) throw new UnauthorizedError('invalid token');
+    if (t.revoked) throw new UnauthorizedError('token revoked');
+    if (t.expiresAt && Date.parse(t.expiresAt) <= now) throw new UnauthorizedError('token expired');
+    return { role: t.role, tokenId: t.id, name: t.name, orgId: t.orgId, endpointId: t.endpointId };
+  }
+
+  /** Forgets a token at once (after revocation). */
+  forget(tokenId: string): void {
+    for (const [hash, e] of this.cache) if (e.record?.id === tokenId) this.cache.delete(hash);
+  }
+}
+
+/** What one principal may reach. Every service asks this object; nothing else decides 403. */
+export class Access {
+  constructor(
+    readonly principal: Principal,
+    private readonly orgs: OrgTree,
+  ) {}
+
+  get role(): Principal['role'] {
+    return this.principal.role;
+  }
+
+  /** System tokens and perimeter callers of unsecured operations are not limited to a subtree. */
+  get unrestricted(): boolean {
+    return this.principal.role === 'system' || this.principal.role === 'anonymous';
+  }
+
+  /** The UserKey stamped on records this principal writes. */
+  get userKey(): UserKey {
+    return {
+      username: this.principal.name,
+      authenticator: this.principal.tokenId ? `token:${this.principal.tokenId}` : 'none',
+    };
+  }
+
+  /**
+   * 403 unless the org is within the principal's subtree. The message never names the org:
+   * it is often the org of a stored record the caller found by another key (API3).
+   */
+  async assertOrg(orgId: string): Promise<void> {
+    if (this.unrestricted) return;
+    const root = this.principal.orgId;
+    if (!root || !(await this.orgs.isWithin(orgId, root))) {
+      throw new ForbiddenError("the record or organization is outside the token's organization subtree");
+    }
+  }
+
+  /** 403 unless the principal may see a record of this org; an agent only its own endpoint. */
+  async assertEndpoint(endpointId: string, orgId: string): Promise<void> {
+    if (this.principal.role === 'agent' && this.principal.endpointId !== endpointId) {
+      throw new ForbiddenError('an agent token may act only on its own endpoint');
+    }
+    await this.assertOrg(orgId);
+  }
+
+  /** 403 for agent tokens acting on an endpoint other than their own (no store access needed). */
+  assertAgentSelf(endpointId: string): void {
+    if (this.principal.role === 'agent' && this.principal.endpointId !== endpointId) {
+      throw new ForbiddenError('an agent token may act only on its own endpoint');
+    }
+  }
+
+  /** The orgs visible to the principal; undefined when unrestricted. */
+  async visibleOrgs(): Promise<string[] | undefined> {
+    if (this.unrestricted) return undefined;
+    if (!this.principal.orgId) return [];
+    return this.orgs.subtree(this.principal.orgId);
+  }
+
+  /**
+   * A filter limiting a search to the principal's subtree (undefined when unrestricted);
+   * an agent sees only its own endpoint's records.
+   */
+  async orgFilter(field = 'orgId', endpointField?: string): Promise<Query | undefined> {
+    if (this.principal.role === 'agent' && endpointField) {
+      return { term: { [endpointField]: this.principal.endpointId ?? '' } };
+    }
+    const orgs = await this.visibleOrgs();
+    return orgs ? { terms: { [field]: orgs } } : undefined;
+  }
+
+  /**
+   * The orgs a criteria names, widened to their subtrees when asked, then checked: an org
+   * outside the principal's subtree → 403.
+   */
+  async resolveOrgs(orgId: string | undefined, includeChildren: boolean): Promise<string[] | undefined> {
+    if (orgId === undefined) return this.visibleOrgs();
+    await this.assertOrg(orgId);
+    return includeChildren ? this.orgs.subtree(orgId) : [orgId];
+  }
+}

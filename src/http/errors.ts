@@ -1,0 +1,95 @@
+/**
+ * The one error hierarchy. Each AppError knows its HTTP status and the exception name
+ * that the spec's section-7 body carries; `errorBody` renders that body.
+ */
+import { STATUS_CODES } from 'node:http';
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly exception: string;
+  /** Extra response headers (Retry-After, Allow). */
+  readonly headers: Record<string, string>;
+  constructor(status: number, message: string, exception?: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.exception = exception ?? new.target.name;
+    this.headers = headers;
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+export class ValidationError extends AppError {
+  constructor(message: string) {
+    super(400, message);
+  }
+}
+export class UnauthorizedError extends AppError {
+  constructor(message = 'a valid x-auth-token header is required') {
+    super(401, message);
+  }
+}
+export class ForbiddenError extends AppError {
+  constructor(message = 'the token is not permitted to access this resource') {
+    super(403, message);
+  }
+}
+export class NotFoundError extends AppError {
+  constructor(message: string) {
+    super(404, message);
+  }
+}
+export class MethodNotAllowedError extends AppError {
+  constructor(message: string, allow?: string[]) {
+    super(405, message, undefined, allow ? { Allow: allow.join(', ') } : {});
+  }
+}
+export class ConflictError extends AppError {
+  constructor(message: string) {
+    super(409, message);
+  }
+}
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string) {
+    super(413, message);
+  }
+}
+export class TooManyRequestsError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'rate limit exceeded for this token', undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+export class ServiceUnavailableError extends AppError {
+  constructor(message = 'the data store is temporarily unavailable; retry later', retryAfterSeconds = 5) {
+    super(503, message, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+export class InternalError extends AppError {
+  constructor() {
+    super(500, 'unexpected error; retry', 'InternalServerError');
+  }
+}
+
+/** The spec section-7 error body. */
+export interface ErrorBody {
+  message: string;
+  status: number;
+  error: string;
+  timestamp: number;
+  exception: string;
+  path: string;
+}
+
+export function errorBody(err: AppError, path: string): ErrorBody {
+  return {
+    message: err.message,
+    status: err.status,
+    error: STATUS_CODES[err.status] ?? 'Error',
+    timestamp: Date.now(),
+    exception: err.exception,
+    path,
+  };
+}

@@ -1,0 +1,44 @@
+/** Request time-out and the optional per-token rate limit (429 with Retry-After). */
+import type Koa from 'koa';
+import { ServiceUnavailableError, TooManyRequestsError } from './errors.js';
+import type { Principal } from './auth.js';
+
+/**
+ * The most buckets an aggregation answers; beyond it the criteria are too broad (400): the
+ * answer would otherwise grow with the data (API4).
+ */
+export const MAX_AGGREGATION_BUCKETS = 10_000;
+
+/** Answers 503 when a request takes longer than `ms` (the work itself is not cancelled). */
+export function requestTimeout(ms: number): Koa.Middleware {
+  return async (_ctx, next) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ServiceUnavailableError(`request did not complete within ${ms} ms`, 1)), ms);
+    });
+    try {
+      await Promise.race([next(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** A fixed-window counter per token; `perMinute` 0 disables it. */
+export function rateLimiter(perMinute: number): ((p: Principal) => void) | undefined {
+  if (perMinute <= 0) return undefined;
+  const windows = new Map<string, { start: number; count: number }>();
+  return (p: Principal) => {
+    if (!p.tokenId) return;
+    const key = p.tokenId;
+    const now = Date.now();
+    let w = windows.get(key);
+    if (!w || now - w.start >= 60_000) {
+      if (windows.size > 100_000) windows.clear();
+      w = { start: now, count: 0 };
+      windows.set(key, w);
+    }
+    w.count += 1;
+    if (w.count > perMinute) throw new TooManyRequestsError(Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000)));
+  };
+}

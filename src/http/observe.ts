@@ -1,0 +1,99 @@
+/**
+ * The outer middleware: request id, per-request logger, one access-log line, Prometheus
+ * metrics, and the one error handler that renders every failure as the section-7 body.
+ */
+import crypto from 'node:crypto';
+import type Koa from 'koa';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from './errors.js';
+import { translateStoreError } from '../store/errors.js';
+import type { Logger } from '../log.js';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'method' | 'route' | 'status'>;
+  duration: Histogram<'method' | 'route' | 'status'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by method, route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency by method, route and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+  };
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Request id, logger, access log and metrics. */
+export function observe(log: Logger, metrics: Metrics): Koa.Middleware {
+  return async (ctx, next) => {
+    const start = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    ctx.set('x-request-id', requestId);
+    ctx.state.requestId = requestId;
+    ctx.state.log = log.child({ requestId });
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
+      metrics.requests.inc(labels);
+      metrics.duration.observe(labels, seconds);
+      (ctx.state.log as Logger).info(
+        { method: ctx.method, route: labels.route, path: ctx.path, status: ctx.status, durationMs: Math.round(seconds * 1e4) / 10 },
+        'request',
+      );
+    }
+  };
+}
+
+function asAppError(err: unknown): AppError | undefined {
+  const translated = translateStoreError(err);
+  if (translated instanceof AppError) return translated;
+  // koa-body / raw-body / http-errors raised while reading the body
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
+  const status = e.status ?? e.statusCode;
+  if (status === 413) return new PayloadTooLargeError('request body exceeds the size limit');
+  if (status === 400 || status === 415 || status === 422) {
+    const detail = e.type === 'entity.parse.failed' || /JSON|Unexpected token/i.test(e.message ?? '') ? 'malformed JSON body' : (e.message ?? 'bad request');
+    return new BadRequestError(detail);
+  }
+  return undefined;
+}
+
+/** The only place that turns an error into a response. */
+export function errorHandler(): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      let appErr = asAppError(err);
+      if (!appErr) {
+        (ctx.state.log as Logger | undefined)?.error({ err }, 'unexpected error');
+        appErr = new InternalError();
+      } else if (appErr.status >= 500) {
+        (ctx.state.log as Logger | undefined)?.warn({ err: { message: (err as Error).message, name: (err as Error).name } }, appErr.message);
+      }
+      ctx.status = appErr.status;
+      for (const [k, v] of Object.entries(appErr.headers)) ctx.set(k, v);
+      ctx.type = 'application/json';
+      ctx.body = JSON.stringify(errorBody(appErr, ctx.path));
+    }
+  };
+}

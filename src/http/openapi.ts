@@ -1,0 +1,141 @@
+/** The OpenAPI 3.1 document, generated from the route declarations and their joi schemas. */
+import type Joi from 'joi';
+import joiToJson from 'joi-to-json';
+import { STATUS_CODES } from 'node:http';
+import { API_PREFIX, paramKey, type RouteSpec } from './routes.js';
+import { TOKEN_HEADER } from './auth.js';
+
+type JsonSchema = Record<string, unknown>;
+
+function toSchema(schema: Joi.Schema): JsonSchema {
+  const parse = joiToJson as unknown as (s: Joi.Schema, mode: string) => unknown;
+  return parse(schema, 'open-api-3.1') as JsonSchema;
+}
+
+const errorBodySchema: JsonSchema = {
+  type: 'object',
+  required: ['message', 'status', 'error', 'timestamp', 'exception', 'path'],
+  properties: {
+    message: { type: 'string' },
+    status: { type: 'integer' },
+    error: { type: 'string' },
+    timestamp: { type: 'integer', format: 'int64' },
+    exception: { type: 'string' },
+    path: { type: 'string' },
+  },
+};
+
+const ERROR_REF = { $ref: '#/components/schemas/ErrorBody' };
+
+/**
+ * Answers any operation can give besides the ones the spec lists for it: a token that is
+ * present is always verified (401), the store can be down or a request time out (503 with
+ * Retry-After), a body can exceed the limit (413), a token can exceed its rate (429).
+ */
+const INFRASTRUCTURE_ERRORS: Record<number, string> = {
+  401: 'Token missing, invalid, revoked or expired',
+  413: 'Request body exceeds the size limit',
+  429: 'Rate limit of the token exceeded (only when ECS_RATE_LIMIT_PER_MINUTE is set); see Retry-After',
+  503: 'Store unavailable or request timed out; retry after Retry-After seconds',
+};
+
+function infrastructureErrors(spec: RouteSpec): number[] {
+  return [401, 429, 503, ...(spec.body ? [413] : [])];
+}
+
+function parameters(spec: RouteSpec): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  const names = [...spec.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+  const paramSchemas = spec.params ? (toSchema(spec.params).properties as Record<string, JsonSchema> | undefined) : {};
+  for (const name of names) {
+    // A parameter may state its OpenAPI form with .meta({ openapi }) when joi converts it (e.g. a comma list).
+    const metas = (spec.params?.extract(paramKey(name))?.describe().metas ?? []) as { openapi?: JsonSchema }[];
+    const override = metas.find((m) => m.openapi)?.openapi;
+    out.push({
+      name,
+      in: 'path',
+      required: true,
+      ...(override ? { style: 'simple', schema: override } : { schema: paramSchemas?.[paramKey(name)] ?? { type: 'string' } }),
+    });
+  }
+  if (spec.query) {
+    const q = toSchema(spec.query);
+    const required = new Set((q.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries((q.properties as Record<string, JsonSchema>) ?? {})) {
+      out.push({ name, in: 'query', required: required.has(name), schema });
+    }
+  }
+  return out;
+}
+
+/** Builds the document for a route table. */
+export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const spec of routes) {
+    const responses: Record<string, unknown> = {};
+    for (const [status, r] of Object.entries(spec.responses)) {
+      responses[status] = {
+        description: r.description,
+        ...(r.schema || r.contentType
+          ? {
+              content: {
+                [r.contentType ?? 'application/json']: { schema: r.schema ? toSchema(r.schema) : { type: 'string' } },
+              },
+            }
+          : {}),
+      };
+    }
+    for (const status of [...new Set([...spec.errors, ...infrastructureErrors(spec)])].sort()) {
+      responses[String(status)] = {
+        description: INFRASTRUCTURE_ERRORS[status] ?? STATUS_CODES[status] ?? 'Error',
+        content: { 'application/json': { schema: ERROR_REF } },
+      };
+    }
+    const op: Record<string, unknown> = {
+      operationId: spec.operationId,
+      summary: spec.summary,
+      tags: [spec.tag],
+      parameters: parameters(spec),
+      responses,
+      ...(spec.sec ? { security: [{ 'token-security': [] }] } : {}),
+      'x-roles': ['system', ...spec.roles],
+      ...(spec.extension ? { 'x-extension': true } : {}),
+    };
+    if (spec.body) {
+      const described = spec.body.describe() as { flags?: { presence?: string } };
+      op.requestBody = {
+        required: described.flags?.presence === 'required',
+        content: { [spec.bodyContentType ?? 'application/json']: { schema: toSchema(spec.body) } },
+      };
+    }
+    const p = API_PREFIX + spec.path;
+    paths[p] ??= {};
+    paths[p][spec.method.toLowerCase()] = op;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Endpoint Control Service',
+      version,
+      description:
+        'Administers managed endpoints (agents, UTM firewalls, LTE routers) and the records attached to them. Operations marked x-extension go beyond the interface specification.',
+    },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: { 'token-security': { type: 'apiKey', in: 'header', name: TOKEN_HEADER } },
+      schemas: { ErrorBody: errorBodySchema },
+    },
+    paths,
+  };
+}
+
+/** A browsable page over the document (Swagger UI served from the swagger-ui-dist package). */
+export function docsPage(openApiUrl: string, assetsBase: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Endpoint Control Service API</title>
+<link rel="stylesheet" href="${assetsBase}/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="${assetsBase}/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({ url: ${JSON.stringify(openApiUrl)}, dom_id: '#swagger-ui' });</script>
+</body></html>`;
+}

@@ -1,0 +1,42 @@
+/** `npm start`: the service on :8080, with a managed local Elasticsearch unless ELASTICSEARCH_URL is set. */
+import { loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { startServer } from './server.js';
+import { startLocalNode, type LocalNode } from './dev/local-elasticsearch.js';
+import { boundHeapGrowth } from './runtime.js';
+
+boundHeapGrowth();
+
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+
+let node: LocalNode | undefined;
+let esUrl = config.elasticsearchUrl;
+if (!esUrl) {
+  node = await startLocalNode({
+    name: 'dev',
+    port: Number(process.env.ECS_LOCAL_ES_PORT ?? 0),
+    log: (line) => log.info(line),
+  });
+  esUrl = node.url;
+}
+
+const server = await startServer({ config, log, elasticsearchUrl: esUrl });
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'shutting down: finishing in-flight requests');
+  const force = setTimeout(() => {
+    log.error('shutdown took too long; exiting');
+    process.exit(1);
+  }, 30_000);
+  force.unref();
+  await server.close();
+  if (node?.started) await node.stop();
+  log.info('stopped');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,91 @@
+/**
+ * Index templates, aliases and start-up checks. Each file in `index-templates/` is one
+ * composable template (`template.settings`, `template.mappings`, `_meta.version`); the
+ * logical index `<name>` is written and read through the alias `<prefix>-<name>`, which
+ * points at a versioned concrete index `<prefix>-<name>-000001` so a reindex can swap it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { estypes } from '@elastic/elasticsearch';
+import type { StoreContext } from './client.js';
+import { aliasName } from './client.js';
+import type { Logger } from '../log.js';
+
+const templatesDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'index-templates');
+
+export interface IndexTemplateFile {
+  name: string;
+  version: number;
+  template: { settings?: estypes.IndicesIndexSettings; mappings: estypes.MappingTypeMapping };
+}
+
+/** Every template in `index-templates/`, by logical index name. */
+export function loadTemplates(): IndexTemplateFile[] {
+  return fs
+    .readdirSync(templatesDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => {
+      const raw = JSON.parse(fs.readFileSync(path.join(templatesDir, f), 'utf8')) as {
+        _meta?: { version?: number };
+        template: IndexTemplateFile['template'];
+      };
+      const version = raw._meta?.version;
+      if (typeof version !== 'number') throw new Error(`${f}: _meta.version must be a number`);
+      return { name: f.replace(/\.json$/, ''), version, template: raw.template };
+    });
+}
+
+export function concreteIndexName(prefix: string, logical: string, generation: number): string {
+  return `${aliasName(prefix, logical)}-${String(generation).padStart(6, '0')}`;
+}
+
+/** Puts the template for one logical index (idempotent). */
+export async function putTemplate(ctx: StoreContext, t: IndexTemplateFile): Promise<void> {
+  const alias = aliasName(ctx.prefix, t.name);
+  await ctx.client.indices.putIndexTemplate({
+    name: alias,
+    index_patterns: [`${alias}-*`],
+    priority: 100,
+    template: {
+      settings: { number_of_replicas: 0, ...t.template.settings },
+      mappings: { ...t.template.mappings, _meta: { ...(t.template.mappings._meta ?? {}), version: t.version } },
+    },
+    _meta: { version: t.version },
+  });
+}
+
+/**
+ * Applies every template and makes sure each alias exists; warns about indices whose
+ * mapping is older than their template. Safe to run concurrently from several instances.
+ */
+export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<void> {
+  for (const t of loadTemplates()) {
+    await putTemplate(ctx, t);
+    const alias = aliasName(ctx.prefix, t.name);
+    const exists = await ctx.client.indices.existsAlias({ name: alias });
+    if (!exists) {
+      try {
+        await ctx.client.indices.create({
+          index: concreteIndexName(ctx.prefix, t.name, 1),
+          aliases: { [alias]: { is_write_index: true } },
+        });
+      } catch (err) {
+        const type = (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type;
+        if (type !== 'resource_already_exists_exception') throw err;
+      }
+      continue;
+    }
+    const mapping = await ctx.client.indices.getMapping({ index: alias });
+    for (const [index, m] of Object.entries(mapping)) {
+      const current = (m.mappings._meta as { version?: number } | undefined)?.version ?? 0;
+      if (current < t.version) {
+        log.warn(
+          { index, alias, mappingVersion: current, templateVersion: t.version },
+          `index ${index} has mapping version ${current}, older than its template (${t.version}); run: npm run ops -- reindex ${t.name}`,
+        );
+      }
+    }
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Record versions (spec section 9) ↔ Elasticsearch document versions, in one place.
+ * A SeqNoPrimaryTerm version is the document's `_seq_no`/`_primary_term`; an integer
+ * version is its `_version`.
+ */
+import { ConflictError } from '../http/errors.js';
+
+export interface SeqNoPrimaryTerm {
+  sequenceNumber: number;
+  primaryTerm: number;
+}
+
+export interface DocVersion {
+  seqNo: number;
+  primaryTerm: number;
+  version: number;
+}
+
+export function toSeqNoPrimaryTerm(v: DocVersion): SeqNoPrimaryTerm {
+  return { sequenceNumber: v.seqNo, primaryTerm: v.primaryTerm };
+}
+
+/** Concurrency parameters for a write conditional on a SeqNoPrimaryTerm the client holds. */
+export function ifSeqNo(v: SeqNoPrimaryTerm | undefined): { if_seq_no?: number; if_primary_term?: number } {
+  return v ? { if_seq_no: v.sequenceNumber, if_primary_term: v.primaryTerm } : {};
+}
+
+/**
+ * For integer versions: the client's version must equal the stored `_version`. Returns the
+ * concurrency parameters of the read so the following write is also atomic against writers
+ * that arrive between the read and the write.
+ */
+export function checkIntegerVersion(
+  expected: number | undefined,
+  current: DocVersion,
+): { if_seq_no: number; if_primary_term: number } {
+  if (expected !== undefined && expected !== current.version) {
+    throw new ConflictError(
+      `stale version ${expected}: the record is at version ${current.version}; re-read it and retry`,
+    );
+  }
+  return { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm };
+}

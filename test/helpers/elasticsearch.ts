@@ -1,0 +1,56 @@
+/**
+ * The Elasticsearch a test run talks to: ELASTICSEARCH_URL when set, else testcontainers'
+ * Elasticsearch module when a Docker engine answers, else the managed local node. It never
+ * skips: when no node can be had, the run fails and says why.
+ */
+import fs from 'node:fs';
+import { pinnedVersion, startLocalNode } from '../../src/dev/local-elasticsearch.js';
+
+interface Running {
+  url: string;
+  stop(): Promise<void>;
+}
+
+let running: Promise<Running> | undefined;
+
+async function dockerAnswers(): Promise<boolean> {
+  if (!fs.existsSync('/var/run/docker.sock') && !process.env.DOCKER_HOST) return false;
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await getContainerRuntimeClient();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function start(): Promise<Running> {
+  if (process.env.ELASTICSEARCH_URL) return { url: process.env.ELASTICSEARCH_URL, stop: async () => {} };
+  if (await dockerAnswers()) {
+    const { ElasticsearchContainer } = await import('@testcontainers/elasticsearch');
+    const c = await new ElasticsearchContainer(`docker.elastic.co/elasticsearch/elasticsearch:${pinnedVersion()}`)
+      .withEnvironment({ 'xpack.security.enabled': 'false' })
+      .start();
+    return { url: c.getHttpUrl(), stop: async () => void (await c.stop()) };
+  }
+  const node = await startLocalNode({
+    name: 'test',
+    port: 0,
+    log: (l) => process.stderr.write(`  [elasticsearch] ${l}\n`),
+  });
+  return { url: node.url, stop: () => node.stop() };
+}
+
+/** The run's node, started on first use. */
+export function testElasticsearch(): Promise<Running> {
+  running ??= start();
+  return running;
+}
+
+/** Stops the node if this run started one. */
+export async function stopTestElasticsearch(): Promise<void> {
+  if (!running) return;
+  const r = await running.catch(() => undefined);
+  running = undefined;
+  await r?.stop();
+}

@@ -1,0 +1,40 @@
+import { expect } from 'chai';
+import Joi from 'joi';
+import { buildOpenApi } from '../../src/http/openapi.js';
+import { defineRoute, ok } from '../../src/http/routes.js';
+import { Conformance } from '../helpers/conformance.js';
+
+describe('response conformance checker', () => {
+  const doc = buildOpenApi(
+    [
+      defineRoute({
+        operationId: 'probe',
+        method: 'GET',
+        path: '/probe/{id}',
+        summary: 'probe',
+        tag: 't',
+        sec: true,
+        roles: [],
+        responses: { 200: { description: 'OK', schema: Joi.object({ id: Joi.string().required(), n: Joi.number().integer() }) } },
+        errors: [400, 404],
+        handler: async () => ok({}),
+      }),
+    ],
+    'test',
+  );
+  const c = new Conformance(doc);
+  const P = '/endpoint-control-service/v1';
+  const err = { message: 'm', status: 404, error: 'Not Found', timestamp: 1, exception: 'NotFoundError', path: '/x' };
+
+  it('accepts a conforming body and a declared error', () => {
+    expect(c.check('GET', `${P}/probe/a`, 200, 'application/json', { id: 'a', n: 1 })).to.deep.equal([]);
+    expect(c.check('GET', `${P}/probe/a`, 404, 'application/json', err)).to.deep.equal([]);
+  });
+  it('flags a body that breaks the schema', () => {
+    expect(c.check('GET', `${P}/probe/a`, 200, 'application/json', { n: 'x' })).to.have.length(1);
+  });
+  it('flags an undeclared status and a malformed error body', () => {
+    expect(c.check('GET', `${P}/probe/a`, 409, 'application/json', err)[0]).to.contain('not declared');
+    expect(c.check('GET', `${P}/probe/a`, 400, 'application/json', { message: 'x' })[0]).to.contain('section-7');
+  });
+});
