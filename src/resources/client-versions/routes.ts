@@ -1,0 +1,158 @@
+/** Spec 4.1: default and per-organization pinned agent client versions. */
+import Joi from 'joi';
+import { READERS, SYSTEM_ONLY, WRITERS } from '../../http/auth.js';
+import { NotFoundError } from '../../http/errors.js';
+import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { isoDateOut, orgId, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';
+import type { ClientVersionService, DefaultClientVersions } from './service.js';
+
+/**
+ * A semantic version, `v` optional (semver.org's grammar, numbers up to 15 digits so they stay
+ * exact): the pattern puts in the document what canonicalVersion checks.
+ */
+const SEMVER =
+  /^v?(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})(?:-((?:0|[1-9]\d{0,14}|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d{0,14}|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+const versionString = Joi.string()
+  .trim()
+  .max(64)
+  .pattern(SEMVER, 'semantic version')
+  .messages({ 'string.pattern.name': '"{{#value}}" is not a semantic version (e.g. 3.10.2 or v3.10.2)' });
+
+const defaultClientVersions = Joi.object({
+  linux: versionString.required(),
+  mac: versionString.required(),
+  windows: versionString.required(),
+}).label('DefaultClientVersions');
+
+const orgTargetVersionIn = Joi.object({
+  orgId: Joi.string().strip(),
+  linux: versionString.allow('').required(),
+  mac: versionString.allow('').required(),
+  windows: versionString.allow('').required(),
+})
+  .required()
+  .label('OrgTargetVersion');
+
+const orgTargetVersion = Joi.object({
+  orgId: Joi.string().required(),
+  linux: Joi.string().allow(''),
+  mac: Joi.string().allow(''),
+  windows: Joi.string().allow(''),
+}).label('OrgTargetVersion');
+
+const endpointOrgConfig = Joi.object({
+  orgId: Joi.string().required(),
+  activated: Joi.boolean(),
+  licenseKey: Joi.string(),
+  targetVersion: Joi.string().description('deprecated single pin'),
+  targetVersionLinux: Joi.string(),
+  targetVersionMac: Joi.string(),
+  targetVersionWindows: Joi.string(),
+  createdBy: userKey,
+  updatedBy: userKey,
+  createdAt: isoDateOut,
+  updatedAt: isoDateOut,
+  version: seqNoPrimaryTerm,
+}).label('EndpointOrgConfig');
+
+const orgParams = Joi.object({ orgId: orgId.required() });
+const ALL: readonly ('admin' | 'reader' | 'agent')[] = ['admin', 'reader', 'agent'];
+
+export function clientVersionRoutes(svc: ClientVersionService): RouteSpec[] {
+  return [
+    defineRoute({
+      operationId: 'getDefaultClientVersions',
+      method: 'GET',
+      path: '/client-version/default',
+      summary: 'Effective default agent versions per operating system',
+      tag: 'client-version',
+      sec: false,
+      roles: ALL,
+      responses: { 200: { description: 'OK', schema: defaultClientVersions } },
+      errors: [401, 403],
+      handler: async () => ok(await svc.effectiveDefaults()),
+    }),
+    defineRoute<Record<string, never>, Record<string, never>, DefaultClientVersions>({
+      operationId: 'putDefaultClientVersions',
+      method: 'PUT',
+      path: '/client-version/default',
+      summary: 'Override the default agent versions',
+      tag: 'client-version',
+      sec: false,
+      roles: SYSTEM_ONLY,
+      body: defaultClientVersions.required(),
+      responses: { 200: { description: 'OK', schema: defaultClientVersions } },
+      errors: [400, 401, 403, 500],
+      handler: async ({ body, access }) => ok(await svc.setDefaults(body, access)),
+    }),
+    defineRoute({
+      operationId: 'deleteDefaultClientVersions',
+      method: 'DELETE',
+      path: '/client-version/default',
+      summary: 'Remove the stored override; answers the effective versions after clearing',
+      tag: 'client-version',
+      sec: false,
+      roles: SYSTEM_ONLY,
+      responses: { 200: { description: 'OK', schema: defaultClientVersions } },
+      errors: [401, 403, 500],
+      handler: async () => ok(await svc.clearDefaults()),
+    }),
+    defineRoute({
+      operationId: 'listOrgTargetVersions',
+      method: 'GET',
+      path: '/org-config/target-versions',
+      summary: 'Every organization configuration with a pinned version (internal admin screen)',
+      tag: 'client-version',
+      sec: false,
+      roles: READERS,
+      responses: { 200: { description: 'OK', schema: Joi.array().items(orgTargetVersion) } },
+      errors: [401, 403],
+      handler: async ({ access }) => ok(await svc.listTargetVersions(access)),
+    }),
+    defineRoute<{ orgId: string }, Record<string, never>, { linux: string; mac: string; windows: string }>({
+      operationId: 'putOrgTargetVersion',
+      method: 'PUT',
+      path: '/org-config/{orgId}/target-version',
+      summary: "Pin an organization's agent versions per operating system ('' clears one)",
+      tag: 'client-version',
+      sec: false,
+      roles: WRITERS,
+      params: orgParams,
+      body: orgTargetVersionIn,
+      responses: { 200: { description: 'OK', schema: orgTargetVersion } },
+      errors: [400, 401, 403, 404],
+      handler: async ({ params, body, access }) => ok(await svc.setTargetVersion(params.orgId, body, access)),
+    }),
+    defineRoute<{ orgId: string }>({
+      operationId: 'deleteOrgTargetVersion',
+      method: 'DELETE',
+      path: '/org-config/{orgId}/target-version',
+      summary: 'Clear the legacy pin and every per-OS pin',
+      tag: 'client-version',
+      sec: false,
+      roles: WRITERS,
+      params: orgParams,
+      responses: { 200: { description: 'OK', schema: orgTargetVersion } },
+      errors: [401, 403, 404],
+      handler: async ({ params, access }) => ok(await svc.clearTargetVersion(params.orgId, access)),
+    }),
+    defineRoute<{ orgId: string }>({
+      operationId: 'getEndpointOrgConfig',
+      method: 'GET',
+      path: '/org-config/{orgId}',
+      summary: "Read an organization's endpoint configuration with its SeqNoPrimaryTerm version",
+      tag: 'client-version',
+      sec: true,
+      roles: READERS,
+      extension: true,
+      params: orgParams,
+      responses: { 200: { description: 'OK', schema: endpointOrgConfig } },
+      errors: [400, 401, 403, 404],
+      handler: async ({ params, access }) => {
+        const cfg = await svc.getOrgConfig(params.orgId, access);
+        if (!cfg) throw new NotFoundError(`organization ${params.orgId} has no configuration`);
+        return ok(cfg);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,27 @@
+/** The command-message-deliveries index: one EndpointCommandMessageDelivery per message uuid. */
+import { DocStore, type Stored } from '../../store/doc-store.js';
+import type { StoreContext } from '../../store/client.js';
+import type { DeliveryDoc, EndpointCommandMessageDelivery } from './model.js';
+
+export function toDelivery(hit: Stored<DeliveryDoc>): EndpointCommandMessageDelivery {
+  return { ...hit.doc, version: hit.version };
+}
+
+export class DeliveryStore {
+  private readonly docs: DocStore<DeliveryDoc>;
+  constructor(ctx: StoreContext) {
+    this.docs = new DocStore<DeliveryDoc>(ctx, 'command-message-deliveries', 'command message delivery');
+  }
+
+  get(uuid: string): Promise<Stored<DeliveryDoc> | undefined> {
+    return this.docs.get(uuid);
+  }
+
+  /**
+   * Records a delivery, keyed by the message uuid. A full write, so a retry after a
+   * failure is idempotent; readers use realtime get, so no refresh is forced.
+   */
+  put(doc: DeliveryDoc): Promise<Stored<DeliveryDoc>> {
+    return this.docs.put(doc.uuid, doc, { refresh: false });
+  }
+}

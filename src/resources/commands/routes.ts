@@ -1,0 +1,283 @@
+/** Spec 4.8 (commands and support) and 4.5's ioc and uninstall-protect: one command pipeline. */
+import Joi from 'joi';
+import { WRITERS, type Role } from '../../http/auth.js';
+import { created, defineRoute, emptyOk, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, type PageRequest } from '../../http/paging.js';
+import { id, isoDateOut, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';
+import type { SeqNoPrimaryTerm } from '../../store/versions.js';
+import { COMMAND_NAME_PATTERN } from './catalogue.js';
+import { COMMAND_MESSAGE_STATUSES, DELIVERY_STATUSES, type CommandMessageStatus, type NewMessage } from './model.js';
+import {
+  SUPPORT_INFORMATION_MODES,
+  type CommandRequest,
+  type CommandService,
+  type SupportInformationRequest,
+} from './service.js';
+
+const TAG = 'command-message';
+/** Operators read; the endpoint's own agent reads its messages and reports their status. */
+const READERS_AND_AGENT: readonly Role[] = ['admin', 'reader', 'agent'];
+const WRITERS_AND_AGENT: readonly Role[] = ['admin', 'agent'];
+
+const moduleName = Joi.string().pattern(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'module name');
+const messageName = Joi.string().pattern(/^[A-Za-z][A-Za-z0-9_.:-]{0,127}$/, 'message name');
+/** Nesting bound of a payload: far beyond any real message, well within the store's parser limits. */
+const MAX_PAYLOAD_DEPTH = 32;
+
+function depthOf(value: unknown, depth = 0): number {
+  if (depth > MAX_PAYLOAD_DEPTH || value === null || typeof value !== 'object') return depth;
+  let max = depth + 1;
+  for (const v of Object.values(value)) max = Math.max(max, depthOf(v, depth + 1));
+  return max;
+}
+
+const payload = Joi.object()
+  .unknown(true)
+  .custom((v: Record<string, unknown>, helpers) => (depthOf(v) > MAX_PAYLOAD_DEPTH ? helpers.error('payload.depth') : v))
+  .messages({ 'payload.depth': `{{#label}} nests deeper than ${MAX_PAYLOAD_DEPTH} levels` })
+  .description('free-form message payload');
+
+export const endpointCommandMessage = Joi.object({
+  id: Joi.string().required(),
+  status: Joi.string()
+    .valid(...COMMAND_MESSAGE_STATUSES)
+    .required(),
+  endpointId: Joi.string().required(),
+  orgId: Joi.string().required(),
+  createdBy: userKey.required(),
+  updatedBy: userKey.required(),
+  createdAt: isoDateOut.required(),
+  updatedAt: isoDateOut.required(),
+  version: seqNoPrimaryTerm.required(),
+  module: Joi.string().required(),
+  name: Joi.string().required(),
+  uuid: Joi.string().required(),
+  ruuid: Joi.string(),
+  ts: isoDateOut.required(),
+  payload: payload.required(),
+}).label('EndpointCommandMessage');
+
+const delivery = Joi.object({
+  uuid: Joi.string().required(),
+  endpointId: Joi.string().required(),
+  orgId: Joi.string().required(),
+  status: Joi.string()
+    .valid(...DELIVERY_STATUSES)
+    .required(),
+  version: Joi.number().integer().min(1).required(),
+  createdBy: Joi.string().required(),
+  updatedBy: Joi.string().required(),
+  createdAt: isoDateOut.required(),
+  updatedAt: isoDateOut.required(),
+}).label('EndpointCommandMessageDelivery');
+
+const newMessage = Joi.object<NewMessage>({
+  module: moduleName.required(),
+  name: messageName.required(),
+  payload,
+})
+  .required()
+  .label('EndpointCommandMessageRequest');
+
+const statusPatch = Joi.object({
+  version: seqNoPrimaryTerm.description('when given, the move applies only to this version of the message (409 otherwise)'),
+}).label('EndpointCommandMessageStatusPatch');
+
+const commandRequest = Joi.object<CommandRequest>({
+  command: Joi.string().pattern(COMMAND_NAME_PATTERN, 'command name').required(),
+  args: Joi.array().items(Joi.string().max(1024)).max(32),
+})
+  .required()
+  .label('CommandRequest');
+
+const supportInformationRequest = Joi.object<SupportInformationRequest>({
+  endpointId: id.required(),
+  mode: Joi.string()
+    .valid(...SUPPORT_INFORMATION_MODES)
+    .required(),
+})
+  .required()
+  .label('SupportInformationRequest');
+
+const iocUpdateData = Joi.object<{ rulesUrl: string }>({
+  rulesUrl: Joi.string().uri({ scheme: ['https'] }).max(2048).required(),
+})
+  .required()
+  .label('IocUpdateData');
+
+const endpointIdParams = Joi.object({ endpointId: id.required() });
+const idParams = Joi.object({ id: id.required() });
+
+interface ListQuery {
+  status?: CommandMessageStatus;
+  page: number;
+  size: number;
+}
+
+export function commandRoutes(svc: CommandService): RouteSpec[] {
+  return [
+    defineRoute<{ endpointId: string }, Record<string, never>, NewMessage>({
+      operationId: 'createEndpointCommandMessage',
+      method: 'POST',
+      path: '/command-message/endpoint/{endpoint-id}',
+      summary: 'Queue a command message (status CREATED) for the endpoint socket gateway to deliver',
+      tag: TAG,
+      sec: true,
+      roles: WRITERS,
+      params: endpointIdParams,
+      body: newMessage,
+      responses: { 201: { description: 'Created', schema: endpointCommandMessage } },
+      errors: [...STD_ERRORS, 404, 409],
+      handler: async ({ params, body, access }) => created(await svc.createMessage(params.endpointId, body, access)),
+    }),
+    defineRoute<{ endpointId: string }, ListQuery>({
+      operationId: 'listEndpointCommandMessages',
+      method: 'GET',
+      path: '/command-message/endpoint/{endpoint-id}',
+      summary: "An endpoint's command messages, oldest first, optionally of one status",
+      tag: TAG,
+      sec: true,
+      roles: READERS_AND_AGENT,
+      extension: true,
+      params: endpointIdParams,
+      query: Joi.object({
+        status: Joi.string().valid(...COMMAND_MESSAGE_STATUSES),
+        page: Joi.number().integer().min(0).default(0),
+        size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+      }),
+      responses: { 200: { description: 'OK', schema: pageSchema(endpointCommandMessage, 'PageEndpointCommandMessage') } },
+      errors: [...STD_ERRORS, 404],
+      handler: async ({ params, query, access }) => {
+        const pr: PageRequest = { page: query.page, size: query.size };
+        return ok(await svc.listMessages(params.endpointId, query.status, pr, access));
+      },
+    }),
+    defineRoute<{ id: string }>({
+      operationId: 'getEndpointCommandMessage',
+      method: 'GET',
+      path: '/command-message/{id}',
+      summary: 'One command message with its SeqNoPrimaryTerm version',
+      tag: TAG,
+      sec: true,
+      roles: READERS_AND_AGENT,
+      extension: true,
+      params: idParams,
+      responses: { 200: { description: 'OK', schema: endpointCommandMessage } },
+      errors: [...STD_ERRORS, 404],
+      handler: async ({ params, access }) => ok(await svc.getMessage(params.id, access)),
+    }),
+    defineRoute<{ id: string; status: CommandMessageStatus }, Record<string, never>, { version?: SeqNoPrimaryTerm } | undefined>({
+      operationId: 'patchEndpointCommandMessageStatus',
+      method: 'PATCH',
+      path: '/command-message/{id}/status/{status}',
+      summary: 'Move a command message through its status machine (SENT records a delivery)',
+      tag: TAG,
+      sec: true,
+      roles: WRITERS_AND_AGENT,
+      params: Joi.object({
+        id: id.required(),
+        status: Joi.string()
+          .valid(...COMMAND_MESSAGE_STATUSES)
+          .required(),
+      }),
+      body: statusPatch,
+      responses: { 200: { description: 'OK', schema: endpointCommandMessage } },
+      errors: [400, 401, 403, 404, 409, 500],
+      handler: async ({ params, body, access }) =>
+        ok(await svc.moveStatus(params.id, params.status, body?.version, access)),
+    }),
+    defineRoute<{ uuid: string }>({
+      operationId: 'getEndpointCommandMessageDelivery',
+      method: 'GET',
+      path: '/command-message/delivery/{uuid}',
+      summary: 'The delivery record of a command message, by the message uuid',
+      tag: TAG,
+      sec: true,
+      roles: READERS_AND_AGENT,
+      extension: true,
+      params: Joi.object({ uuid: id.required() }),
+      responses: { 200: { description: 'OK', schema: delivery } },
+      errors: [...STD_ERRORS, 404],
+      handler: async ({ params, access }) => ok(await svc.getDelivery(params.uuid, access)),
+    }),
+    defineRoute<{ endpointId: string }>({
+      operationId: 'listEndpointCommands',
+      method: 'GET',
+      path: '/command/endpoint/{endpointId}',
+      summary: "Command names the endpoint accepts: its OS's catalogue entries when its cmd module is ACTIVE",
+      tag: 'command',
+      sec: true,
+      roles: ['admin', 'reader'],
+      params: endpointIdParams,
+      responses: { 200: { description: 'OK', schema: Joi.array().items(Joi.string()) } },
+      errors: [400, 401, 403, 404, 500],
+      handler: async ({ params, access }) => ok(await svc.listCommands(params.endpointId, access)),
+    }),
+    defineRoute<{ endpointId: string }, Record<string, never>, CommandRequest>({
+      operationId: 'runEndpointCommand',
+      method: 'POST',
+      path: '/command/endpoint/{endpointId}',
+      summary: 'Ask a CONNECTED endpoint to run one of the commands it accepts',
+      tag: 'command',
+      sec: true,
+      roles: WRITERS,
+      params: endpointIdParams,
+      body: commandRequest,
+      responses: { 200: { description: 'OK (the command message is queued)' } },
+      errors: [400, 401, 403, 404, 409, 500],
+      handler: async ({ params, body, access }) => {
+        await svc.runCommand(params.endpointId, body, access);
+        return emptyOk();
+      },
+    }),
+    defineRoute<Record<string, never>, Record<string, never>, SupportInformationRequest>({
+      operationId: 'requestSupportInformation',
+      method: 'POST',
+      path: '/csi',
+      summary: 'Ask a CONNECTED endpoint to run the support-information utility in a mode',
+      tag: 'csi',
+      sec: true,
+      roles: WRITERS,
+      body: supportInformationRequest,
+      responses: { 200: { description: 'OK (the command message is queued)' } },
+      errors: [400, 401, 403, 404, 409, 500],
+      handler: async ({ body, access }) => {
+        await svc.requestSupportInformation(body, access);
+        return emptyOk();
+      },
+    }),
+    defineRoute<{ id: string }, Record<string, never>, { rulesUrl: string }>({
+      operationId: 'updateEndpointIocRules',
+      method: 'POST',
+      path: '/endpoint/{id}/dynamic-module/ioc',
+      summary: 'Ask a CONNECTED endpoint to load IOC rules from an https URL',
+      tag: 'endpoint',
+      sec: true,
+      roles: WRITERS,
+      params: idParams,
+      body: iocUpdateData,
+      responses: { 200: { description: 'OK (the command message is queued)' } },
+      errors: [400, 401, 403, 404, 409, 500],
+      handler: async ({ params, body, access }) => {
+        await svc.updateIocRules(params.id, body.rulesUrl, access);
+        return emptyOk();
+      },
+    }),
+    defineRoute<{ endpointId: string }>({
+      operationId: 'uninstallProtect',
+      method: 'POST',
+      path: '/endpoint/{endpointId}/uninstall-protect',
+      summary: 'Ask a CONNECTED endpoint to uninstall the antivirus agent product',
+      tag: 'endpoint',
+      sec: true,
+      roles: WRITERS,
+      params: endpointIdParams,
+      responses: { 200: { description: 'OK (the command message is queued)' } },
+      errors: [400, 401, 403, 404, 409, 500],
+      handler: async ({ params, access }) => {
+        await svc.uninstallProtect(params.endpointId, access);
+        return emptyOk();
+      },
+    }),
+  ];
+}

@@ -1,0 +1,229 @@
+/**
+ * The one command pipeline (spec 4.8 and 4.5's ioc and uninstall-protect): every action on an
+ * endpoint becomes an EndpointCommandMessage in status CREATED, stored for the endpoint's
+ * socket gateway to deliver; the gateway moves it through the status machine (status.ts).
+ */
+import crypto from 'node:crypto';
+import type { Access } from '../../http/auth.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import type { Query, Stored } from '../../store/doc-store.js';
+import type { SeqNoPrimaryTerm } from '../../store/versions.js';
+import type { EndpointDoc } from '../endpoints/model.js';
+import type { EndpointService } from '../endpoints/service.js';
+import { catalogueOsOf, commandsFor, type CommandCatalogue } from './catalogue.js';
+import type {
+  CommandMessageDoc,
+  CommandMessageStatus,
+  EndpointCommandMessage,
+  EndpointCommandMessageDelivery,
+  NewMessage,
+} from './model.js';
+import { canMoveCommandMessage } from './status.js';
+import { toCommandMessage, type CommandMessageStore } from './store.js';
+import { toDelivery, type DeliveryStore } from './delivery-store.js';
+
+/** Where the `cmd` module's effective status comes from (the modules resource's service). */
+export interface ModuleStatusSource {
+  effectiveModuleStatus(
+    endpointId: string,
+    orgId: string,
+    module: 'cmd',
+  ): Promise<'PENDING' | 'ACTIVE' | 'INACTIVE' | undefined>;
+}
+
+/** The antivirus vendor's installation on an endpoint, when registered (vendor-data resource). */
+export interface VendorInstallationSource {
+  antivirusInstallation(endpointId: string): Promise<{ uniqueId: string; companyId: string; hardwareId: string } | undefined>;
+}
+
+export interface CommandRequest {
+  command: string;
+  args?: string[];
+}
+
+export const SUPPORT_INFORMATION_MODES = ['BASIC', 'FULL', 'DEBUG'] as const;
+export type SupportInformationMode = (typeof SUPPORT_INFORMATION_MODES)[number];
+
+export interface SupportInformationRequest {
+  endpointId: string;
+  mode: SupportInformationMode;
+}
+
+/** The agent product uninstall-protect names (spec 2.4's Vendor value for the antivirus). */
+export const UNINSTALL_PROTECT_PRODUCT = 'ANTIVIRUS_VENDOR';
+
+/** How strictly an action needs its endpoint: any live endpoint, or a CONNECTED one. */
+type Readiness = 'live' | 'connected';
+
+export class CommandService {
+  constructor(
+    private readonly messages: CommandMessageStore,
+    private readonly deliveries: DeliveryStore,
+    private readonly endpoints: EndpointService,
+    private readonly modules: ModuleStatusSource,
+    private readonly vendors: VendorInstallationSource,
+    private readonly catalogue: CommandCatalogue,
+  ) {}
+
+  /**
+   * The endpoint an action targets: 404 unknown, 403 outside the caller's reach, 409 when
+   * deleted or UNINSTALLED, and (for `connected`) 409 when not CONNECTED.
+   */
+  private async target(endpointId: string, access: Access, readiness: Readiness): Promise<Stored<EndpointDoc>> {
+    const hit = await this.endpoints.getActionable(endpointId, access);
+    const status = hit.doc.connectionStatus ?? 'NEVER';
+    if (readiness === 'connected' && status !== 'CONNECTED') {
+      throw new ConflictError(`endpoint ${endpointId} is ${status}, not CONNECTED`);
+    }
+    return hit;
+  }
+
+  private async enqueue(ep: Stored<EndpointDoc>, msg: NewMessage, access: Access): Promise<EndpointCommandMessage> {
+    const now = new Date().toISOString();
+    const doc: CommandMessageDoc = {
+      id: crypto.randomUUID(),
+      status: 'CREATED',
+      endpointId: ep.id,
+      orgId: ep.doc.orgId,
+      module: msg.module,
+      name: msg.name,
+      uuid: crypto.randomUUID(),
+      ts: now,
+      payload: msg.payload ?? {},
+      createdBy: access.userKey,
+      updatedBy: access.userKey,
+      createdAt: now,
+      updatedAt: now,
+    };
+    return toCommandMessage(await this.messages.create(doc));
+  }
+
+  /** POST /command-message/endpoint/{endpoint-id}: a raw message, queued even while disconnected. */
+  async createMessage(endpointId: string, msg: NewMessage, access: Access): Promise<EndpointCommandMessage> {
+    return this.enqueue(await this.target(endpointId, access, 'live'), msg, access);
+  }
+
+  /** GET /command-message/{id}. */
+  async getMessage(id: string, access: Access): Promise<EndpointCommandMessage> {
+    const hit = await this.messages.get(id);
+    if (!hit) throw new NotFoundError(`command message ${id} not found`);
+    await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);
+    return toCommandMessage(hit);
+  }
+
+  /** GET /command-message/endpoint/{endpoint-id}: oldest first, optionally one status. */
+  async listMessages(
+    endpointId: string,
+    status: CommandMessageStatus | undefined,
+    pr: PageRequest,
+    access: Access,
+  ): Promise<Page<EndpointCommandMessage>> {
+    await this.endpoints.getVisible(endpointId, access);
+    const filter: Query[] = [{ term: { endpointId } }];
+    if (status) filter.push({ term: { status } });
+    const res = await this.messages.search(
+      { bool: { filter } },
+      pageQuery({ ...pr, sort: [] }, { createdAt: 'createdAt' }, [{ field: 'createdAt', direction: 'ASC' }]),
+    );
+    return toPage(pr, res.total, res.items.map(toCommandMessage));
+  }
+
+  /**
+   * PATCH /command-message/{id}/status/{status}: one move of the status machine, atomic
+   * against concurrent moves; a stale `version` (when sent) → 409. SENT records a delivery.
+   */
+  async moveStatus(
+    id: string,
+    to: CommandMessageStatus,
+    version: SeqNoPrimaryTerm | undefined,
+    access: Access,
+  ): Promise<EndpointCommandMessage> {
+    const hit = await this.messages.get(id);
+    if (!hit) throw new NotFoundError(`command message ${id} not found`);
+    await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);
+    if (version && (version.sequenceNumber !== hit.seqNo || version.primaryTerm !== hit.primaryTerm)) {
+      throw new ConflictError(
+        `stale version ${version.sequenceNumber}/${version.primaryTerm}: the message is at ${hit.seqNo}/${hit.primaryTerm}; re-read it and retry`,
+      );
+    }
+    const from = hit.doc.status;
+    if (!canMoveCommandMessage(from, to)) {
+      throw new ConflictError(`command message ${id} cannot move from ${from} to ${to}`);
+    }
+    const now = new Date().toISOString();
+    const by = access.userKey;
+    const updated = await this.messages.patch(
+      id,
+      { status: to, updatedAt: now, updatedBy: by },
+      { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm },
+    );
+    if (to === 'SENT') {
+      // After the status write: SENT is final and the write above is conditional, so exactly
+      // one caller gets here per message; the delivery write is a keyed full write (idempotent).
+      await this.deliveries.put({
+        uuid: hit.doc.uuid,
+        endpointId: hit.doc.endpointId,
+        orgId: hit.doc.orgId,
+        status: 'DELIVERED',
+        createdBy: by.username,
+        updatedBy: by.username,
+        createdAt: now,
+        updatedAt: now,
+      });
+    }
+    return toCommandMessage(updated);
+  }
+
+  /** GET /command-message/delivery/{uuid} (extension). */
+  async getDelivery(uuid: string, access: Access): Promise<EndpointCommandMessageDelivery> {
+    const hit = await this.deliveries.get(uuid);
+    if (!hit) throw new NotFoundError(`no delivery recorded for command message ${uuid}`);
+    await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);
+    return toDelivery(hit);
+  }
+
+  /** The catalogue names the endpoint accepts: its OS's commands, when its cmd module is ACTIVE. */
+  private async accepted(ep: Stored<EndpointDoc>): Promise<string[]> {
+    const cmd = await this.modules.effectiveModuleStatus(ep.id, ep.doc.orgId, 'cmd');
+    return cmd === 'ACTIVE' ? commandsFor(this.catalogue, catalogueOsOf(ep.doc.hostInfo)) : [];
+  }
+
+  /** GET /command/endpoint/{endpointId}. */
+  async listCommands(endpointId: string, access: Access): Promise<string[]> {
+    return this.accepted(await this.endpoints.getVisible(endpointId, access));
+  }
+
+  /** POST /command/endpoint/{endpointId}. */
+  async runCommand(endpointId: string, req: CommandRequest, access: Access): Promise<EndpointCommandMessage> {
+    const ep = await this.target(endpointId, access, 'connected');
+    const accepted = await this.accepted(ep);
+    if (!accepted.includes(req.command)) {
+      throw new ValidationError(
+        `body.command: ${req.command} is not accepted by endpoint ${endpointId} (accepted: ${accepted.join(', ') || 'none'})`,
+      );
+    }
+    return this.enqueue(ep, { module: 'cmd', name: req.command, payload: { args: req.args ?? [] } }, access);
+  }
+
+  /** POST /csi: run the support-information utility in a mode. */
+  async requestSupportInformation(req: SupportInformationRequest, access: Access): Promise<EndpointCommandMessage> {
+    const ep = await this.target(req.endpointId, access, 'connected');
+    return this.enqueue(ep, { module: 'support', name: 'csi', payload: { mode: req.mode } }, access);
+  }
+
+  /** POST /endpoint/{id}/dynamic-module/ioc: fetch new IOC rules from an https URL. */
+  async updateIocRules(endpointId: string, rulesUrl: string, access: Access): Promise<EndpointCommandMessage> {
+    const ep = await this.target(endpointId, access, 'connected');
+    return this.enqueue(ep, { module: 'iocDetection', name: 'update-rules', payload: { rulesUrl } }, access);
+  }
+
+  /** POST /endpoint/{endpointId}/uninstall-protect: uninstall the antivirus product. */
+  async uninstallProtect(endpointId: string, access: Access): Promise<EndpointCommandMessage> {
+    const ep = await this.target(endpointId, access, 'connected');
+    const installation = await this.vendors.antivirusInstallation(ep.id);
+    const payload: Record<string, unknown> = { product: UNINSTALL_PROTECT_PRODUCT };
+    if (installation) Object.assign(payload, installation);
+    return this.enqueue(ep, { module: 'antivirus', name: 'uninstall-protect', payload }, access);
+  }
+}

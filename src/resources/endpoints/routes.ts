@@ -1,0 +1,191 @@
+/** Spec 4.5: endpoints (agents), all sec. */
+import Joi from 'joi';
+import { READERS, WRITERS, type Role } from '../../http/auth.js';
+import { defineRoute, noContent, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
+import type { PageRequest } from '../../http/paging.js';
+import { orgId } from '../../http/schemas.js';
+import type { EndpointCriteria } from './criteria.js';
+import type { EndpointInput, EndpointService } from './service.js';
+import { familyOf } from './model.js';
+import {
+  anyEndpointRecord,
+  endpointIdParams,
+  id,
+  endpointRecord,
+  polymorphicEndpointBody,
+  ipListParam,
+  ipParam,
+  pagedEndpointCriteria,
+  pageEndpoint,
+} from './schema.js';
+import { lteEndpointRoutes } from './lte-routes.js';
+import { utmEndpointRoutes } from './utm-routes.js';
+
+const TAG = 'endpoint';
+const AGENT_WRITERS: readonly Role[] = [...WRITERS, 'agent'];
+const AGENT_READERS: readonly Role[] = [...READERS, 'agent'];
+const orgParams = Joi.object({ orgId: orgId.required() });
+
+export function endpointRoutes(svc: EndpointService): RouteSpec[] {
+  const bookkeeping = (
+    operationId: string,
+    action: 'connect' | 'disconnect' | 'uninstall',
+    summary: string,
+    errors: number[],
+  ): RouteSpec =>
+    defineRoute<{ id: string }>({
+      operationId,
+      method: 'POST',
+      path: `/endpoint/{id}/${action}`,
+      summary,
+      tag: TAG,
+      sec: true,
+      roles: AGENT_WRITERS,
+      params: endpointIdParams,
+      responses: { 204: { description: 'Recorded' } },
+      errors,
+      handler: async ({ params, access }) => {
+        await svc[action](params.id, access);
+        return noContent();
+      },
+    });
+
+  return [
+    defineRoute<Record<string, never>, Record<string, never>, { criteria: EndpointCriteria; pageRequest: PageRequest }>({
+      operationId: 'searchEndpoints',
+      method: 'POST',
+      path: '/endpoint/page-search',
+      summary: 'Page through agents matching EndpointCriteria (free text, org, scanners, inactivity)',
+      tag: TAG,
+      sec: true,
+      roles: READERS,
+      body: pagedEndpointCriteria,
+      responses: { 200: { description: 'OK', schema: pageEndpoint } },
+      errors: STD_ERRORS,
+      handler: async ({ body, access }) => ok(await svc.searchAgents(body.criteria, body.pageRequest, access)),
+    }),
+    defineRoute<Record<string, never>, Record<string, never>, EndpointInput>({
+      operationId: 'createEndpoint',
+      method: 'POST',
+      path: '/endpoint',
+      summary: 'Create an endpoint of any family by its type (default VC_ENDPOINT; id generated when absent; 409 when it exists)',
+      tag: TAG,
+      sec: true,
+      roles: WRITERS,
+      body: polymorphicEndpointBody().required(),
+      responses: { 200: { description: 'OK', schema: anyEndpointRecord } },
+      errors: [...STD_ERRORS, 409],
+      handler: async ({ body, access }) => ok(await svc.create(body, familyOf(body.type ?? 'VC_ENDPOINT'), access)),
+    }),
+    defineRoute<{ id: string }>({
+      operationId: 'getEndpoint',
+      method: 'GET',
+      path: '/endpoint/{id}',
+      summary: 'Read an endpoint of any family, in its own shape (an agent token: its own endpoint)',
+      tag: TAG,
+      sec: true,
+      roles: AGENT_READERS,
+      params: endpointIdParams,
+      responses: { 200: { description: 'OK', schema: anyEndpointRecord } },
+      errors: [...STD_ERRORS, 404],
+      handler: async ({ params, access }) => ok(await svc.getRecord(params.id, access)),
+    }),
+    defineRoute<{ id: string }, Record<string, never>, EndpointInput>({
+      operationId: 'replaceEndpoint',
+      method: 'PUT',
+      path: '/endpoint/{id}',
+      summary: 'Replace an endpoint of any family (its type decides the shape); a stale integer version answers 409',
+      tag: TAG,
+      sec: true,
+      roles: WRITERS,
+      params: endpointIdParams,
+      body: polymorphicEndpointBody().required(),
+      responses: { 200: { description: 'OK', schema: anyEndpointRecord } },
+      errors: [...STD_ERRORS, 404, 409],
+      handler: async ({ params, body, access }) =>
+        ok(await svc.replace(params.id, body, familyOf(body.type ?? 'VC_ENDPOINT'), access)),
+    }),
+    defineRoute<{ id: string }>({
+      operationId: 'deleteEndpoint',
+      method: 'DELETE',
+      path: '/endpoint/{id}',
+      summary: 'Soft-delete an endpoint of any family (404 to every read afterwards)',
+      tag: TAG,
+      sec: true,
+      roles: WRITERS,
+      params: endpointIdParams,
+      responses: { 204: { description: 'Deleted' } },
+      errors: [...STD_ERRORS, 404],
+      handler: async ({ params, access }) => {
+        await svc.softDelete(params.id, access);
+        return noContent();
+      },
+    }),
+    bookkeeping('connectEndpoint', 'connect', 'The endpoint opened its persistent connection: CONNECTED, lastConnect = now', [...STD_ERRORS, 404]),
+    bookkeeping('disconnectEndpoint', 'disconnect', 'The connection closed: DISCONNECTED, lastDisconnect = now', [...STD_ERRORS, 404]),
+    bookkeeping('uninstallEndpoint', 'uninstall', 'The agent was uninstalled: UNINSTALLED', [400, 401, 403, 404, 500]),
+    defineRoute<{ id: string; hoh: string }>({
+      operationId: 'setEndpointFimHoh',
+      method: 'PATCH',
+      path: '/endpoint/{id}/fim-hoh/{hoh}',
+      summary: 'Record the file-integrity hash of hashes reported by the agent',
+      tag: TAG,
+      sec: true,
+      roles: AGENT_WRITERS,
+      params: Joi.object({ id: id.required(), hoh: Joi.string().trim().min(1).max(1024).required() }),
+      responses: { 204: { description: 'Recorded' } },
+      errors: [...STD_ERRORS, 404],
+      handler: async ({ params, access }) => {
+        await svc.setFimHoh(params.id, params.hoh, access);
+        return noContent();
+      },
+    }),
+    defineRoute<{ id: string; internalIps: string[]; externalIp: string }>({
+      operationId: 'setEndpointAddresses',
+      method: 'PATCH',
+      path: '/endpoint/{id}/internal-ips/{internal-ips}/external-ip/{external-ip}',
+      summary: 'Record internal addresses (comma-separated) and the external address; 409 when uninstalled or deleted',
+      tag: TAG,
+      sec: true,
+      roles: AGENT_WRITERS,
+      params: Joi.object({ id: id.required(), internalIps: ipListParam.required(), externalIp: ipParam.required() }),
+      responses: { 204: { description: 'Recorded' } },
+      errors: [400, 401, 403, 404, 409, 500],
+      handler: async ({ params, access }) => {
+        await svc.setAddresses(params.id, params.internalIps, params.externalIp, access);
+        return noContent();
+      },
+    }),
+    defineRoute<{ orgId: string }>({
+      operationId: 'getEndpointsOfChildOrgs',
+      method: 'GET',
+      path: '/endpoint/by-org-id/{orgId}/direct-children',
+      summary: "Agents of the organization's direct child organizations (not its own)",
+      tag: TAG,
+      sec: true,
+      roles: READERS,
+      params: orgParams,
+      responses: { 200: { description: 'OK', schema: Joi.array().items(endpointRecord) } },
+      errors: STD_ERRORS,
+      handler: async ({ params, access }) => ok(await svc.agentsBelow(params.orgId, 'children', access)),
+    }),
+    defineRoute<{ orgId: string }>({
+      operationId: 'getEndpointsOfDescendantOrgs',
+      method: 'GET',
+      path: '/endpoint/by-org-id/{orgId}/all-descendants',
+      summary: 'Agents of every organization below the organization (not its own)',
+      tag: TAG,
+      sec: true,
+      roles: READERS,
+      params: orgParams,
+      responses: { 200: { description: 'OK', schema: Joi.array().items(endpointRecord) } },
+      errors: STD_ERRORS,
+      handler: async ({ params, access }) => ok(await svc.agentsBelow(params.orgId, 'descendants', access)),
+    }),
+  ];
+}
+
+/** Every route of the endpoint family: 4.2, 4.3 and 4.5 (less the commands issue's two). */
+export function endpointFamilyRoutes(svc: EndpointService): RouteSpec[] {
+  return [...utmEndpointRoutes(svc), ...lteEndpointRoutes(svc), ...endpointRoutes(svc)];
+}

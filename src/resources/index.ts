@@ -1,0 +1,173 @@
+/**
+ * The service container and the route table: every resource's store and service is built
+ * once here, and every route declaration is collected here. Adding a resource means adding
+ * its service to `Services` and its routes to `allRoutes`.
+ */
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { StoreContext } from '../store/client.js';
+import { Authenticator } from '../http/auth.js';
+import type { RouteSpec } from '../http/routes.js';
+import { OrganizationStore } from './organizations/store.js';
+import { OrganizationService } from './organizations/service.js';
+import { organizationRoutes } from './organizations/routes.js';
+import { TokenStore } from './tokens/store.js';
+import { TokenService } from './tokens/service.js';
+import { tokenRoutes } from './tokens/routes.js';
+import { ClientVersionStore } from './client-versions/store.js';
+import { OrgConfigStore } from './org-configs/store.js';
+import { ClientVersionService, loadLatestReleases, parseConfiguredDefaults } from './client-versions/service.js';
+import { clientVersionRoutes } from './client-versions/routes.js';
+import { EndpointStore } from './endpoints/store.js';
+import { EndpointService } from './endpoints/service.js';
+import { DeviceMigrationService } from '../migration/device-migration.js';
+import { deviceMigrationRoutes } from './device-migration/routes.js';
+import { EndpointKeyStore } from './endpoints/keys-store.js';
+import { endpointFamilyRoutes } from './endpoints/routes.js';
+import { EnabledModulesStore } from './modules/store.js';
+import { ModuleService } from './modules/service.js';
+import { moduleRoutes } from './modules/routes.js';
+import { BundleStore } from './bundles/store.js';
+import { BundleService, loadCatalogueFile } from './bundles/service.js';
+import { bundleRoutes } from './bundles/routes.js';
+import { InstallerService } from './installer/service.js';
+import { installerRoutes } from './installer/routes.js';
+import { LicenseStore } from './licenses/store.js';
+import { LicenseService } from './licenses/service.js';
+import { licenseRoutes } from './licenses/routes.js';
+import { OrgLicenseContractStore } from './license-contracts/store.js';
+import { OrgLicenseContractService } from './license-contracts/service.js';
+import { orgLicenseContractRoutes } from './license-contracts/routes.js';
+import { SoftwareInventoryStore } from './software-inventory/store.js';
+import { SoftwareInventoryService } from './software-inventory/service.js';
+import { softwareInventoryRoutes } from './software-inventory/routes.js';
+import { CommandMessageStore } from './commands/store.js';
+import { DeliveryStore } from './commands/delivery-store.js';
+import { CommandService } from './commands/service.js';
+import { loadCatalogue as loadCommandCatalogue } from './commands/catalogue.js';
+import { commandRoutes } from './commands/routes.js';
+import { VendorDataStore } from './vendor-data/store.js';
+import { VendorDataService } from './vendor-data/service.js';
+import { vendorDataRoutes } from './vendor-data/routes.js';
+import { HeartbeatStore } from './network/heartbeat-store.js';
+import { NetworkHostStore } from './network/host-store.js';
+import { NetworkService } from './network/service.js';
+import { networkRoutes } from './network/routes.js';
+import { ReportService } from './reports/service.js';
+import { reportRoutes } from './reports/routes.js';
+import { OrgAgentConfigStore } from './org-agent-config/store.js';
+import { OrgAgentConfigService } from './org-agent-config/service.js';
+import { orgAgentConfigRoutes } from './org-agent-config/routes.js';
+
+export interface BaseDeps {
+  config: Config;
+  store: StoreContext;
+  log: Logger;
+}
+
+export interface Services {
+  authenticator: Authenticator;
+  orgs: OrganizationService;
+  tokens: TokenService;
+  clientVersions: ClientVersionService;
+  endpoints: EndpointService;
+  deviceMigration: DeviceMigrationService;
+  modules: ModuleService;
+  bundles: BundleService;
+  installer: InstallerService;
+  licenses: LicenseService;
+  orgLicenseContracts: OrgLicenseContractService;
+  softwareInventory: SoftwareInventoryService;
+  vendorData: VendorDataService;
+  commands: CommandService;
+  network: NetworkService;
+  reports: ReportService;
+  orgAgentConfig: OrgAgentConfigService;
+}
+
+export function createServices({ config, store, log }: BaseDeps): Services {
+  const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds);
+  const tokenStore = new TokenStore(store);
+  const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds);
+  const tokens = new TokenService(tokenStore, orgs, authenticator);
+  const clientVersions = new ClientVersionService(
+    new ClientVersionStore(store),
+    new OrgConfigStore(store),
+    orgs,
+    parseConfiguredDefaults(config.defaultClientVersions),
+    loadLatestReleases(config.clientReleasesFile),
+  );
+  const endpoints = new EndpointService(new EndpointStore(store), { keys: new EndpointKeyStore(store), orgs, tokens });
+  const deviceMigration = new DeviceMigrationService(endpoints.store, {
+    databaseUrl: config.databaseUrl,
+    schema: config.sqlSchema,
+    log,
+  });
+  const bundles = new BundleService(new BundleStore(store), loadCatalogueFile());
+  const modules = new ModuleService(new EnabledModulesStore(store), endpoints, orgs, bundles);
+  const installer = new InstallerService(clientVersions, {
+    baseUrl: config.installerBaseUrl,
+    signingKey: config.installerSigningKey,
+    ttlSeconds: config.installerUrlTtlSeconds,
+  });
+  const licenses = new LicenseService(new LicenseStore(store), orgs);
+  const orgLicenseContracts = new OrgLicenseContractService(new OrgLicenseContractStore(store), orgs);
+  const softwareInventory = new SoftwareInventoryService(new SoftwareInventoryStore(store), endpoints, orgs);
+  const vendorData = new VendorDataService(new VendorDataStore(store), endpoints);
+  const commands = new CommandService(
+    new CommandMessageStore(store),
+    new DeliveryStore(store),
+    endpoints,
+    modules,
+    vendorData,
+    loadCommandCatalogue(),
+  );
+  const network = new NetworkService(new HeartbeatStore(store), new NetworkHostStore(store), log);
+  const reports = new ReportService(endpoints);
+  const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
+  return {
+    authenticator,
+    orgs,
+    tokens,
+    clientVersions,
+    endpoints,
+    deviceMigration,
+    modules,
+    bundles,
+    installer,
+    licenses,
+    orgLicenseContracts,
+    softwareInventory,
+    vendorData,
+    commands,
+    network,
+    reports,
+    orgAgentConfig,
+  };
+}
+
+export function allRoutes(s: Services): RouteSpec[] {
+  return [
+    ...endpointFamilyRoutes(s.endpoints),
+    ...deviceMigrationRoutes(s.deviceMigration),
+    ...clientVersionRoutes(s.clientVersions),
+    ...organizationRoutes(s.orgs),
+    ...tokenRoutes(s.tokens),
+    ...moduleRoutes(s.modules),
+    ...bundleRoutes(s.bundles),
+    ...installerRoutes(s.installer),
+    ...licenseRoutes(s.licenses),
+    ...orgLicenseContractRoutes(s.orgLicenseContracts),
+    ...softwareInventoryRoutes(s.softwareInventory),
+    ...commandRoutes(s.commands),
+    ...vendorDataRoutes(s.vendorData),
+    ...networkRoutes(s.network),
+    ...reportRoutes(s.reports),
+    ...orgAgentConfigRoutes(s.orgAgentConfig),
+  ];
+}
+
+/** Start-up work that needs the indices in place (runs after every template and alias exists). */
+export async function onIndicesReady(s: Services, log: Logger): Promise<void> {
+  await s.bundles.loadCatalogue(log);
+}

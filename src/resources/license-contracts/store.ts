@@ -1,0 +1,40 @@
+/**
+ * The org-license-contracts index: one document per (orgId, type), keyed `<orgId>:<type>`
+ * so uniqueness is the create-only write. The document carries its own `version`, written
+ * as the `_version` the write produces, so criteria can match it.
+ */
+import type { estypes } from '@elastic/elasticsearch';
+import { DocStore, type Query, type SearchResult, type Stored } from '../../store/doc-store.js';
+import type { StoreContext } from '../../store/client.js';
+import type { LicenseType } from '../licenses/model.js';
+import { contractId, type OrgLicenseContractDoc } from './model.js';
+
+export class OrgLicenseContractStore {
+  private readonly docs: DocStore<OrgLicenseContractDoc>;
+  constructor(ctx: StoreContext) {
+    this.docs = new DocStore<OrgLicenseContractDoc>(ctx, 'org-license-contracts', 'license contract');
+  }
+
+  get(orgId: string, type: LicenseType): Promise<Stored<OrgLicenseContractDoc> | undefined> {
+    return this.docs.get(contractId(orgId, type));
+  }
+
+  /** Every contract of one organization (at most one per license type), in one realtime multi-get. */
+  ofOrg(orgId: string, types: readonly LicenseType[]): Promise<Stored<OrgLicenseContractDoc>[]> {
+    return this.docs.getMany(types.map((t) => contractId(orgId, t)));
+  }
+
+  /** Create-only: ConflictError when the pair exists. */
+  create(doc: OrgLicenseContractDoc): Promise<Stored<OrgLicenseContractDoc>> {
+    return this.docs.create(doc.id, { ...doc, version: 1 });
+  }
+
+  /** Replaces the document read as `cur` (ConflictError when it changed since). */
+  replace(doc: OrgLicenseContractDoc, cur: Stored<OrgLicenseContractDoc>): Promise<Stored<OrgLicenseContractDoc>> {
+    return this.docs.put(doc.id, { ...doc, version: cur.version + 1 }, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
+  }
+
+  search(query: Query, page: { from: number; size: number; sort: estypes.SortCombinations[] }): Promise<SearchResult<OrgLicenseContractDoc>> {
+    return this.docs.search({ query, ...page, track_total_hits: true });
+  }
+}

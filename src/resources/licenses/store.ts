@@ -1,0 +1,37 @@
+/**
+ * The licenses index: one LicenseInfo document per license id. The document carries its
+ * own `version`, written as the `_version` the write produces (1 on create, read + 1 on a
+ * replace conditional on that read), so LicenseCriteria can match it.
+ */
+import { DocStore, type Query, type Stored } from '../../store/doc-store.js';
+import type { StoreContext } from '../../store/client.js';
+import type { LicenseDoc } from './model.js';
+
+export class LicenseStore {
+  private readonly docs: DocStore<LicenseDoc>;
+  constructor(ctx: StoreContext) {
+    this.docs = new DocStore<LicenseDoc>(ctx, 'licenses', 'license');
+  }
+
+  get(id: string): Promise<Stored<LicenseDoc> | undefined> {
+    return this.docs.get(id);
+  }
+
+  /** Create-only: ConflictError when the id exists. */
+  create(doc: LicenseDoc): Promise<Stored<LicenseDoc>> {
+    return this.docs.create(doc.id, { ...doc, version: 1 });
+  }
+
+  /** Replaces the document read as `cur` (ConflictError when it changed since). */
+  replace(doc: LicenseDoc, cur: Stored<LicenseDoc>): Promise<Stored<LicenseDoc>> {
+    return this.docs.put(
+      doc.id,
+      { ...doc, version: cur.version + 1 },
+      { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm },
+    );
+  }
+
+  count(query: Query): Promise<number> {
+    return this.docs.count(query);
+  }
+}

@@ -1,0 +1,68 @@
+/** The network-hosts index: one NetworkHost per org and MAC (or IP); the only code that touches it. */
+import type { estypes } from '@elastic/elasticsearch';
+import { DocStore, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
+import type { StoreContext } from '../../store/client.js';
+import type { PageQuery } from '../../http/paging.js';
+import type { NetworkHost } from './model.js';
+
+export interface HostWrite {
+  host: NetworkHost;
+  /** Absent: create-only; present: a write conditional on that read. */
+  cond?: { if_seq_no: number; if_primary_term: number };
+}
+
+export interface BulkHostOutcome {
+  /** Ids whose write lost a race (created meanwhile, or changed since the read). */
+  conflicted: string[];
+  /** Ids that failed for another reason, with the reason. */
+  failed: { id: string; reason: string }[];
+}
+
+export class NetworkHostStore {
+  private readonly docs: DocStore<NetworkHost>;
+  constructor(ctx: StoreContext) {
+    this.docs = new DocStore<NetworkHost>(ctx, 'network-hosts', 'network host');
+  }
+
+  get(id: string): Promise<Stored<NetworkHost> | undefined> {
+    return this.docs.get(id);
+  }
+
+  getMany(ids: string[]): Promise<Stored<NetworkHost>[]> {
+    return this.docs.getMany(ids);
+  }
+
+  /** Create-only; ConflictError when the host appeared meanwhile. */
+  create(host: NetworkHost, opts?: WriteOptions): Promise<Stored<NetworkHost>> {
+    return this.docs.create(host.id, host, opts);
+  }
+
+  /** Full write conditional on the read it follows; ConflictError when the host changed. */
+  replace(host: NetworkHost, cond: { if_seq_no: number; if_primary_term: number }, opts?: WriteOptions): Promise<Stored<NetworkHost>> {
+    return this.docs.put(host.id, host, { ...cond, ...opts });
+  }
+
+  /** Writes many hosts in one bulk request (creates and conditional replaces). */
+  async bulkWrite(writes: HostWrite[], opts: WriteOptions = {}): Promise<BulkHostOutcome> {
+    const out: BulkHostOutcome = { conflicted: [], failed: [] };
+    if (writes.length === 0) return out;
+    const operations: estypes.BulkRequest<NetworkHost>['operations'] = writes.flatMap(
+      (w): (estypes.BulkOperationContainer | NetworkHost)[] =>
+        w.cond ? [{ index: { _id: w.host.id, ...w.cond } }, w.host] : [{ create: { _id: w.host.id } }, w.host],
+    );
+    const res = await this.docs.bulk(operations, opts);
+    if (!res.errors) return out;
+    for (const item of res.items) {
+      const r = item.index ?? item.create;
+      if (!r?.error) continue;
+      const id = String(r._id);
+      if (r.status === 409) out.conflicted.push(id);
+      else out.failed.push({ id, reason: `${r.error.type}: ${r.error.reason ?? ''}` });
+    }
+    return out;
+  }
+
+  search(query: Query, page: PageQuery): Promise<SearchResult<NetworkHost>> {
+    return this.docs.search({ query, ...page });
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Network heartbeats and discovered hosts (spec 4.9): a heartbeat is stored and upserts the
+ * NetworkHost of its host address; discovery reports upsert hosts in bulk; operators set a
+ * host's status and search hosts.
+ */
+import type { Access } from '../../http/auth.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../http/errors.js';
+import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import type { Query, Stored } from '../../store/doc-store.js';
+import type { Logger } from '../../log.js';
+import { heartbeatId, type HeartbeatStore } from './heartbeat-store.js';
+import type { HostWrite, NetworkHostStore } from './host-store.js';
+import {
+  foldSightings,
+  mergeSighting,
+  normalizeMac,
+  sightingId,
+  type HostSighting,
+  type NetworkHeartbeat,
+  type NetworkHost,
+  type NetworkHostSearchCriteria,
+  type NetworkHostStatus,
+} from './model.js';
+
+/** Most hosts one discovery report may carry (413 beyond). */
+export const MAX_DISCOVERED_HOSTS = 1000;
+/** Attempts of an optimistic host write before the request answers 409. */
+const HOST_WRITE_ATTEMPTS = 5;
+
+export const HOST_SORT_FIELDS: Readonly<Record<string, string>> = {
+  lastSeen: 'lastSeen',
+  ipAddress: 'ipAddress',
+  macAddress: 'macAddress',
+  status: 'status',
+  orgId: 'orgId',
+};
+
+export interface DiscoveredHostsResult {
+  received: number;
+  created: number;
+  updated: number;
+  unchanged: number;
+}
+
+export class NetworkService {
+  constructor(
+    private readonly heartbeats: HeartbeatStore,
+    private readonly hosts: NetworkHostStore,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * POST /network-heartbeat: stores the heartbeat and upserts its host, concurrently (one
+   * round trip of latency each way). Neither write forces a refresh except a host's first
+   * sighting, so a new host is searchable at once while the hot path stays cheap.
+   */
+  async recordHeartbeat(input: Omit<NetworkHeartbeat, 'timestamp'> & { timestamp?: string }, access: Access): Promise<NetworkHeartbeat> {
+    await access.assertOrg(input.orgId);
+    const hb: NetworkHeartbeat = { ...input, timestamp: input.timestamp ?? new Date().toISOString() };
+    await Promise.all([
+      this.heartbeats.put({ id: heartbeatId(hb.endpointId, hb.timestamp), ...hb }),
+      this.upsertHost({ orgId: hb.orgId, ipAddress: hb.hostAddress, lastSeen: hb.timestamp }),
+    ]);
+    return hb;
+  }
+
+  /** Read, merge, conditional write; retried when another writer got there first. */
+  private async upsertHost(s: HostSighting): Promise<NetworkHost> {
+    const id = sightingId(s);
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.hosts.get(id);
+      const { host, changed } = mergeSighting(current?.doc, s, id);
+      if (!changed) return host;
+      try {
+        if (current) {
+          await this.hosts.replace(host, { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm }, { refresh: false });
+        } else {
+          await this.hosts.create(host);
+        }
+        return host;
+      } catch (err) {
+        if (!(err instanceof ConflictError) || attempt >= HOST_WRITE_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** GET /network-heartbeat/endpoint/{endpointId} (extension): newest first, optionally a time range. */
+  async listHeartbeats(
+    endpointId: string,
+    range: { from?: string; to?: string },
+    pr: PageRequest,
+    access: Access,
+  ): Promise<Page<NetworkHeartbeat>> {
+    const filter: Query[] = [{ term: { endpointId } }];
+    const orgs = await access.orgFilter();
+    if (orgs) filter.push(orgs);
+    if (range.from || range.to) filter.push({ range: { timestamp: { gte: range.from, lt: range.to } } });
+    const res = await this.heartbeats.search(
+      { bool: { filter } },
+      pageQuery({ ...pr, sort: [] }, { timestamp: 'timestamp' }, [{ field: 'timestamp', direction: 'DESC' }]),
+    );
+    return toPage(
+      pr,
+      res.total,
+      res.items.map((h) => {
+        const { id: _id, ...hb } = h.doc;
+        return hb;
+      }),
+    );
+  }
+
+  /**
+   * POST /network-host/discovered (extension): folds the report by host, reads the known hosts
+   * in one multi-get and writes the changes in one bulk request; lost races are re-read and
+   * retried a few times.
+   */
+  async ingestDiscovered(sightings: HostSighting[], access: Access): Promise<DiscoveredHostsResult> {
+    if (sightings.length > MAX_DISCOVERED_HOSTS) {
+      throw new PayloadTooLargeError(`a discovery report carries at most ${MAX_DISCOVERED_HOSTS} hosts (got ${sightings.length}); split it`);
+    }
+    for (const org of new Set(sightings.map((s) => s.orgId))) await access.assertOrg(org);
+    const folded = foldSightings(sightings);
+    const result: DiscoveredHostsResult = { received: sightings.length, created: 0, updated: 0, unchanged: 0 };
+    let pending = [...folded.keys()];
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      const current = new Map((await this.hosts.getMany(pending)).map((h) => [h.id, h] as const));
+      const writes: HostWrite[] = [];
+      for (const id of pending) {
+        const stored: Stored<NetworkHost> | undefined = current.get(id);
+        const { host, changed } = mergeSighting(stored?.doc, folded.get(id) as HostSighting, id);
+        if (!changed) result.unchanged++;
+        else writes.push(stored ? { host, cond: { if_seq_no: stored.seqNo, if_primary_term: stored.primaryTerm } } : { host });
+      }
+      const outcome = await this.hosts.bulkWrite(writes);
+      if (outcome.failed.length > 0) {
+        this.log.error({ failed: outcome.failed.slice(0, 10) }, 'network host bulk write failed');
+        throw new Error(`network host bulk write failed for ${outcome.failed.length} host(s)`);
+      }
+      const lost = new Set(outcome.conflicted);
+      for (const w of writes) {
+        if (lost.has(w.host.id)) continue;
+        if (w.cond) result.updated++;
+        else result.created++;
+      }
+      pending = [...lost];
+      if (pending.length > 0 && attempt >= HOST_WRITE_ATTEMPTS) {
+        throw new ConflictError(`${pending.length} host(s) kept changing concurrently; retry the report (it is idempotent)`);
+      }
+    }
+    return result;
+  }
+
+  /** PUT /network-host/{id}/status/{status}. */
+  async setStatus(id: string, status: NetworkHostStatus, access: Access): Promise<NetworkHost> {
+    for (let attempt = 1; ; attempt++) {
+      const hit = await this.hosts.get(id);
+      if (!hit) throw new NotFoundError(`network host ${id} not found`);
+      await access.assertOrg(hit.doc.orgId);
+      if (hit.doc.status === status) return hit.doc;
+      const host = { ...hit.doc, status };
+      try {
+        await this.hosts.replace(host, { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm });
+        return host;
+      } catch (err) {
+        // A heartbeat moved lastSeen between the read and the write: re-read and keep it.
+        if (!(err instanceof ConflictError) || attempt >= HOST_WRITE_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** POST /network-host/search-page: every criteria field is an exact filter (ipAddress may be a CIDR block). */
+  async search(criteria: NetworkHostSearchCriteria, pr: PageRequest, access: Access): Promise<Page<NetworkHost>> {
+    const filter: Query[] = [];
+    if (criteria.orgId !== undefined) {
+      await access.assertOrg(criteria.orgId);
+      filter.push({ term: { orgId: criteria.orgId } });
+    } else {
+      const orgs = await access.orgFilter();
+      if (orgs) filter.push(orgs);
+    }
+    if (criteria.ipAddress !== undefined) filter.push({ term: { ipAddress: criteria.ipAddress } });
+    if (criteria.macAddress !== undefined) {
+      const mac = normalizeMac(criteria.macAddress);
+      if (!mac) throw new ValidationError(`body.criteria.macAddress: ${criteria.macAddress} is not a MAC address`);
+      filter.push({ term: { macAddress: mac } });
+    }
+    if (criteria.status !== undefined) filter.push({ term: { status: criteria.status } });
+    const res = await this.hosts.search(
+      { bool: { filter } },
+      pageQuery(pr, HOST_SORT_FIELDS, [{ field: 'lastSeen', direction: 'DESC' }]),
+    );
+    return toPage(pr, res.total, res.items.map((h) => h.doc));
+  }
+
+  /** GET /network-host/{id} (extension): realtime read. */
+  async getHost(id: string, access: Access): Promise<NetworkHost> {
+    const hit = await this.hosts.get(id);
+    if (!hit) throw new NotFoundError(`network host ${id} not found`);
+    await access.assertOrg(hit.doc.orgId);
+    return hit.doc;
+  }
+}

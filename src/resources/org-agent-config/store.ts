@@ -1,0 +1,31 @@
+/** The org-agent-configs index: one agent Config per organization, keyed by orgId. */
+import { DocStore, type Stored } from '../../store/doc-store.js';
+import type { StoreContext } from '../../store/client.js';
+import type { UserKey } from '../../http/auth.js';
+import type { ConfigFields } from './model.js';
+
+export interface OrgAgentConfigDoc {
+  orgId: string;
+  /** Free-form for the index (`enabled: false`): validated by joi, never searched. */
+  fields: ConfigFields;
+  createdAt: string;
+  createdBy: UserKey;
+  updatedAt: string;
+  updatedBy: UserKey;
+}
+
+export class OrgAgentConfigStore {
+  private readonly docs: DocStore<OrgAgentConfigDoc>;
+  constructor(ctx: StoreContext) {
+    this.docs = new DocStore<OrgAgentConfigDoc>(ctx, 'org-agent-configs', 'organization agent configuration');
+  }
+
+  get(orgId: string): Promise<Stored<OrgAgentConfigDoc> | undefined> {
+    return this.docs.get(orgId);
+  }
+
+  /** Full replace (last write wins), with the store's default refresh. */
+  put(doc: OrgAgentConfigDoc): Promise<Stored<OrgAgentConfigDoc>> {
+    return this.docs.put(doc.orgId, doc);
+  }
+}

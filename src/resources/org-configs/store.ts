@@ -1,0 +1,49 @@
+/** The org-configs index: one EndpointOrgConfig per organization, keyed by orgId. */
+import { DocStore, type Stored } from '../../store/doc-store.js';
+import type { StoreContext } from '../../store/client.js';
+import type { UserKey } from '../../http/auth.js';
+
+export interface OrgConfigDoc {
+  orgId: string;
+  activated?: boolean;
+  licenseKey?: string;
+  /** Deprecated single pin for every operating system. */
+  targetVersion?: string | null;
+  targetVersionLinux?: string | null;
+  targetVersionMac?: string | null;
+  targetVersionWindows?: string | null;
+  createdAt: string;
+  createdBy: UserKey;
+  updatedAt: string;
+  updatedBy: UserKey;
+}
+
+export type OrgConfigPins = Pick<OrgConfigDoc, 'targetVersion' | 'targetVersionLinux' | 'targetVersionMac' | 'targetVersionWindows'>;
+
+export class OrgConfigStore {
+  private readonly docs: DocStore<OrgConfigDoc>;
+  constructor(ctx: StoreContext) {
+    this.docs = new DocStore<OrgConfigDoc>(ctx, 'org-configs', 'organization configuration');
+  }
+
+  get(orgId: string): Promise<Stored<OrgConfigDoc> | undefined> {
+    return this.docs.get(orgId);
+  }
+
+  /** Sets the pins in one partial update, creating the configuration when absent. */
+  setPins(orgId: string, pins: OrgConfigPins, by: UserKey): Promise<Stored<OrgConfigDoc>> {
+    const now = new Date().toISOString();
+    return this.docs.patch(
+      orgId,
+      { ...pins, updatedAt: now, updatedBy: by },
+      { upsert: { orgId, ...pins, createdAt: now, createdBy: by, updatedAt: now, updatedBy: by } },
+    );
+  }
+
+  /** Every configuration with a non-empty pin (legacy or per-OS), streamed. */
+  async *withPins(): AsyncGenerator<OrgConfigDoc[]> {
+    const fields = ['targetVersion', 'targetVersionLinux', 'targetVersionMac', 'targetVersionWindows'];
+    const query = { bool: { should: fields.map((field) => ({ exists: { field } })), minimum_should_match: 1 } };
+    for await (const batch of this.docs.scan(query, { sort: [{ orgId: 'asc' }] })) yield batch.map((h) => h.doc);
+  }
+}

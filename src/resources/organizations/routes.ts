@@ -1,0 +1,54 @@
+/** Admin operations on organizations (beyond the spec; system role only). */
+import Joi from 'joi';
+import { SYSTEM_ONLY } from '../../http/auth.js';
+import { created, defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { id, isoDateOut } from '../../http/schemas.js';
+import type { OrganizationService } from './service.js';
+
+const organization = Joi.object({
+  id: Joi.string().required(),
+  name: Joi.string().required(),
+  parentId: Joi.string(),
+  createdAt: isoDateOut,
+}).label('Organization');
+
+const createBody = Joi.object({
+  id: id.required(),
+  name: Joi.string().trim().min(1).max(256).required(),
+  parentId: id,
+})
+  .required()
+  .label('OrganizationCreate');
+
+export function organizationRoutes(orgs: OrganizationService): RouteSpec[] {
+  return [
+    defineRoute<Record<string, never>, Record<string, never>, { id: string; name: string; parentId?: string }>({
+      operationId: 'createOrganization',
+      method: 'POST',
+      path: '/admin/organizations',
+      summary: 'Register an organization (optionally below a parent)',
+      tag: 'admin',
+      sec: true,
+      roles: SYSTEM_ONLY,
+      extension: true,
+      body: createBody,
+      responses: { 201: { description: 'Created', schema: organization } },
+      errors: [400, 401, 403, 404, 409],
+      handler: async ({ body, access }) => created(await orgs.create(body, access)),
+    }),
+    defineRoute<{ id: string }>({
+      operationId: 'getOrganization',
+      method: 'GET',
+      path: '/admin/organizations/{id}',
+      summary: 'Read an organization',
+      tag: 'admin',
+      sec: true,
+      roles: SYSTEM_ONLY,
+      extension: true,
+      params: Joi.object({ id: id.required() }),
+      responses: { 200: { description: 'OK', schema: organization } },
+      errors: [400, 401, 403, 404],
+      handler: async ({ params, access }) => ok(await orgs.get(params.id, access)),
+    }),
+  ];
+}

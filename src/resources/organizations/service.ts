@@ -1,0 +1,155 @@
+/**
+ * Organizations form a tree ({id, name, parentId?}); every 403 decision and every
+ * includeChildren / direct-children / all-descendants query asks it. The tree is held in
+ * memory (organizations change rarely, are asked about on every request) and reloaded
+ * when older than `cacheSeconds` or when an unknown id is asked for (at most once a second).
+ */
+import type { OrgTree, Access } from '../../http/auth.js';
+import { ConflictError, NotFoundError } from '../../http/errors.js';
+import type { OrganizationDoc, OrganizationStore } from './store.js';
+
+export interface Organization {
+  id: string;
+  name: string;
+  parentId?: string;
+  createdAt: string;
+}
+
+interface Snapshot {
+  parent: Map<string, string | undefined>;
+  children: Map<string, string[]>;
+  loadedAt: number;
+}
+
+export function toOrganization(d: OrganizationDoc): Organization {
+  return { id: d.id, name: d.name, ...(d.parentId ? { parentId: d.parentId } : {}), createdAt: d.createdAt };
+}
+
+export class OrganizationService implements OrgTree {
+  private snapshot: Snapshot | undefined;
+  private loading: Promise<Snapshot> | undefined;
+  private lastMissReload = 0;
+
+  constructor(
+    private readonly store: OrganizationStore,
+    private readonly cacheSeconds: number,
+  ) {}
+
+  private async load(): Promise<Snapshot> {
+    this.loading ??= this.store
+      .allLinks()
+      .then((links) => {
+        const parent = new Map<string, string | undefined>();
+        const children = new Map<string, string[]>();
+        for (const l of links) {
+          parent.set(l.id, l.parentId);
+          if (l.parentId) {
+            const list = children.get(l.parentId) ?? [];
+            list.push(l.id);
+            children.set(l.parentId, list);
+          }
+        }
+        this.snapshot = { parent, children, loadedAt: Date.now() };
+        return this.snapshot;
+      })
+      .finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async tree(): Promise<Snapshot> {
+    const s = this.snapshot;
+    if (s && Date.now() - s.loadedAt < this.cacheSeconds * 1000) return s;
+    return this.load();
+  }
+
+  /** The tree, reloaded once if it does not know `id` (an org created through another instance). */
+  private async treeKnowing(id: string): Promise<Snapshot> {
+    const s = await this.tree();
+    if (s.parent.has(id) || Date.now() - this.lastMissReload < 1000) return s;
+    this.lastMissReload = Date.now();
+    return this.load();
+  }
+
+  async exists(orgId: string): Promise<boolean> {
+    return (await this.treeKnowing(orgId)).parent.has(orgId);
+  }
+
+  async assertExists(orgId: string): Promise<void> {
+    if (!(await this.exists(orgId))) throw new NotFoundError(`organization ${orgId} not found`);
+  }
+
+  async isWithin(orgId: string, rootId: string): Promise<boolean> {
+    const s = await this.treeKnowing(orgId);
+    let cur: string | undefined = orgId;
+    for (let depth = 0; cur !== undefined && depth < 10_000; depth++) {
+      if (cur === rootId) return true;
+      if (!s.parent.has(cur)) return false;
+      cur = s.parent.get(cur);
+    }
+    return false;
+  }
+
+  /** The org's direct child organizations. */
+  async children(orgId: string): Promise<string[]> {
+    return [...((await this.treeKnowing(orgId)).children.get(orgId) ?? [])];
+  }
+
+  /** Every organization strictly below the org. */
+  async descendants(orgId: string): Promise<string[]> {
+    const s = await this.treeKnowing(orgId);
+    const out: string[] = [];
+    const queue = [...(s.children.get(orgId) ?? [])];
+    while (queue.length > 0) {
+      const id = queue.shift() as string;
+      out.push(id);
+      queue.push(...(s.children.get(id) ?? []));
+    }
+    return out;
+  }
+
+  async subtree(orgId: string): Promise<string[]> {
+    if (!(await this.exists(orgId))) return [orgId];
+    return [orgId, ...(await this.descendants(orgId))];
+  }
+
+  /** Registers an organization; its parent must exist. */
+  async create(input: { id: string; name: string; parentId?: string }, access: Access): Promise<Organization> {
+    let ancestors: string[] = [];
+    if (input.parentId) {
+      const parent = await this.store.get(input.parentId);
+      if (!parent) throw new NotFoundError(`parent organization ${input.parentId} not found`);
+      ancestors = [...parent.ancestors, parent.id];
+    }
+    const doc: OrganizationDoc = {
+      id: input.id,
+      name: input.name,
+      ...(input.parentId ? { parentId: input.parentId } : {}),
+      ancestors,
+      createdAt: new Date().toISOString(),
+      createdBy: access.userKey,
+    };
+    try {
+      await this.store.create(doc);
+    } catch (err) {
+      if (err instanceof ConflictError) throw new ConflictError(`organization ${input.id} already exists`);
+      throw err;
+    }
+    // Known here at once; other instances learn it on their next miss or reload.
+    if (this.snapshot) {
+      this.snapshot.parent.set(doc.id, doc.parentId);
+      if (doc.parentId) {
+        const list = this.snapshot.children.get(doc.parentId) ?? [];
+        list.push(doc.id);
+        this.snapshot.children.set(doc.parentId, list);
+      }
+    }
+    return toOrganization(doc);
+  }
+
+  async get(id: string, access: Access): Promise<Organization> {
+    const doc = await this.store.get(id);
+    if (!doc) throw new NotFoundError(`organization ${id} not found`);
+    await access.assertOrg(id);
+    return toOrganization(doc);
+  }
+}

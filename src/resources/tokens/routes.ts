@@ -1,0 +1,65 @@
+/** Admin operations on tokens (beyond the spec; system role only). */
+import Joi from 'joi';
+import { ROLES, SYSTEM_ONLY } from '../../http/auth.js';
+import { created, defineRoute, noContent, type RouteSpec } from '../../http/routes.js';
+import { id, isoDateOut } from '../../http/schemas.js';
+import type { TokenCreate, TokenService } from './service.js';
+
+const tokenCreate = Joi.object({
+  name: Joi.string().trim().min(1).max(256).required(),
+  orgId: id,
+  role: Joi.string()
+    .valid(...ROLES)
+    .required(),
+  endpointId: id,
+  expiresAt: Joi.date().iso().greater('now'),
+})
+  .required()
+  .label('TokenCreate');
+
+const issued = Joi.object({
+  id: Joi.string().required(),
+  name: Joi.string().required(),
+  orgId: Joi.string(),
+  role: Joi.string().valid(...ROLES),
+  endpointId: Joi.string(),
+  expiresAt: isoDateOut,
+  createdAt: isoDateOut,
+  token: Joi.string().required().description('the secret, shown once'),
+}).label('IssuedToken');
+
+export function tokenRoutes(tokens: TokenService): RouteSpec[] {
+  return [
+    defineRoute<Record<string, never>, Record<string, never>, TokenCreate>({
+      operationId: 'createToken',
+      method: 'POST',
+      path: '/admin/tokens',
+      summary: 'Mint a token; the secret is in the response once',
+      tag: 'admin',
+      sec: true,
+      roles: SYSTEM_ONLY,
+      extension: true,
+      body: tokenCreate,
+      responses: { 201: { description: 'Created', schema: issued } },
+      errors: [400, 401, 403, 404],
+      handler: async ({ body, access }) => created(await tokens.create(body, access)),
+    }),
+    defineRoute<{ id: string }>({
+      operationId: 'revokeToken',
+      method: 'DELETE',
+      path: '/admin/tokens/{id}',
+      summary: 'Revoke a token',
+      tag: 'admin',
+      sec: true,
+      roles: SYSTEM_ONLY,
+      extension: true,
+      params: Joi.object({ id: id.required() }),
+      responses: { 204: { description: 'Revoked' } },
+      errors: [400, 401, 403, 404],
+      handler: async ({ params }) => {
+        await tokens.revoke(params.id);
+        return noContent();
+      },
+    }),
+  ];
+}

@@ -1,0 +1,121 @@
+import { expect } from 'chai';
+import { startTestApp, expectErrorBody, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
+import type { DocStore } from '../../src/store/doc-store.js';
+import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
+import { ServiceUnavailableError } from '../../src/http/errors.js';
+
+type Bulk = DocStore<EndpointDoc>['bulk'];
+
+/**
+ * Group commit of connection bookkeeping (EndpointStore.bookkeep): concurrent connect,
+ * disconnect and uninstall notifications share bulk requests; each caller is answered with
+ * its own item's outcome, and only after Elasticsearch acknowledged the bulk.
+ */
+describe('connection bookkeeping: group commit', () => {
+  let t: TestApp;
+  let orgA: string;
+  let docs: DocStore<EndpointDoc>;
+  let realBulk: Bulk;
+  /** Bulk requests seen: the number of bookkeeping items each carried. */
+  let bulkSizes: number[];
+  /** While set, every bulk waits for it before going out. */
+  let gate: Promise<void> | undefined;
+
+  before(async () => {
+    t = await startTestApp();
+    ({ orgA } = await t.world.tenants());
+    docs = t.server.handle.services.endpoints.store.docs;
+    realBulk = docs.bulk.bind(docs);
+    docs.bulk = async (operations, opts) => {
+      bulkSizes.push((operations ?? []).filter((op) => typeof op === 'object' && op !== null && 'update' in op).length);
+      if (gate) await gate;
+      return realBulk(operations, opts);
+    };
+  });
+  beforeEach(() => {
+    bulkSizes = [];
+    gate = undefined;
+  });
+  after(async () => {
+    docs.bulk = realBulk;
+    await t.close();
+  });
+
+  const get = async (id: string): Promise<EndpointRecord> => {
+    const res = await t.admin.get<EndpointRecord>(`/endpoint/${id}`);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body;
+  };
+
+  it('answers every caller of a shared bulk with its own outcome: 204, or 404 for an unknown or deleted endpoint', async () => {
+    const live = await Promise.all(Array.from({ length: 12 }, () => t.world.endpoint(orgA)));
+    const deleted = await Promise.all(Array.from({ length: 3 }, () => t.world.endpoint(orgA)));
+    for (const e of deleted) expect((await t.admin.delete(`/endpoint/${e.id}`)).status).to.equal(204);
+    const unknown = [uid('missing'), uid('missing'), uid('missing')];
+    const agents = await Promise.all(live.slice(0, 4).map(async (e) => t.world.as(await t.world.token('agent', e.orgId, e.id))));
+
+    // Hold the first bulk so the others queue behind it and leave together.
+    let open!: () => void;
+    gate = new Promise((r) => (open = r));
+    const actions = ['connect', 'disconnect', 'uninstall'] as const;
+    const calls = [
+      ...live.map((e, k) => ({ id: e.id, action: actions[k % 3], api: k < 4 ? agents[k] : t.admin, expect: 204 })),
+      ...deleted.map((e) => ({ id: e.id, action: 'connect' as const, api: t.admin, expect: 404 })),
+      ...unknown.map((id) => ({ id, action: 'disconnect' as const, api: t.admin, expect: 404 })),
+    ];
+    const pending = calls.map((c) => c.api.post(`/endpoint/${c.id}/${c.action}`));
+    await new Promise((r) => setTimeout(r, 300));
+    open();
+    const answers = await Promise.all(pending);
+
+    answers.forEach((res, k) => {
+      if (calls[k].expect === 204) expect(res.status, `${calls[k].action} ${calls[k].id}: ${res.text}`).to.equal(204);
+      else expectErrorBody(res, 404);
+    });
+    expect(bulkSizes.reduce((a, b) => a + b, 0)).to.equal(calls.length);
+    expect(Math.max(...bulkSizes), `bulk sizes ${bulkSizes.join(',')}`).to.be.greaterThan(1);
+    const status = { connect: 'CONNECTED', disconnect: 'DISCONNECTED', uninstall: 'UNINSTALLED' };
+    for (const [k, e] of live.entries()) {
+      const r = await get(e.id);
+      expect(r.connectionStatus).to.equal(status[actions[k % 3]]);
+      expect(r.version).to.equal(e.version + 1);
+    }
+    for (const e of deleted) expectErrorBody(await t.admin.get(`/endpoint/${e.id}`), 404);
+  });
+
+  it('sends no answer before the bulk carrying the write is acknowledged', async () => {
+    const e = await t.world.endpoint(orgA);
+    let open!: () => void;
+    gate = new Promise((r) => (open = r));
+    let answered = false;
+    const pending = t.admin.post(`/endpoint/${e.id}/connect`).then((res) => {
+      answered = true;
+      return res;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(answered).to.equal(false);
+    expect(bulkSizes).to.deep.equal([1]);
+    open();
+    expect((await pending).status).to.equal(204);
+    expect((await get(e.id)).connectionStatus).to.equal('CONNECTED');
+  });
+
+  it('answers 503 with Retry-After to every caller of a bulk that fails as a whole, then serves again', async () => {
+    const es = await Promise.all(Array.from({ length: 4 }, () => t.world.endpoint(orgA)));
+    docs.bulk = async () => {
+      throw new ServiceUnavailableError();
+    };
+    try {
+      const answers = await Promise.all(es.map((e) => t.admin.post(`/endpoint/${e.id}/connect`)));
+      for (const res of answers) {
+        expectErrorBody(res, 503);
+        expect(res.headers.get('retry-after')).to.be.a('string');
+      }
+    } finally {
+      docs.bulk = realBulk;
+    }
+    for (const e of es) expect((await get(e.id)).connectionStatus).to.equal('NEVER');
+    expect((await t.admin.post(`/endpoint/${es[0].id}/connect`)).status).to.equal(204);
+    expect((await get(es[0].id)).connectionStatus).to.equal('CONNECTED');
+  });
+});

@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { startTestApp, RUN_PREFIX, type TestApp } from '../helpers/app.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { createServices, type Services } from '../../src/resources/index.js';
+import { Access } from '../../src/http/auth.js';
+
+/**
+ * A full report answers only once its writes are searchable, through a refresh shared with
+ * concurrent reports (SoftwareInventoryStore.refreshShared), whatever the store's default
+ * refresh. The HTTP test app forces `refresh: true` on every write, which would hide a report
+ * that relied on it, so these tests drive the services over a store whose default is
+ * `refresh: false`, as a production store's hot paths are.
+ */
+describe('software inventory: a report is searchable when it answers', () => {
+  let t: TestApp;
+  let s: Services;
+  let system: Access;
+  let orgA: string;
+
+  before(async () => {
+    t = await startTestApp();
+    ({ orgA } = await t.world.tenants());
+    s = createServices({
+      config: loadConfig({ ...process.env, ECS_INDEX_PREFIX: RUN_PREFIX }),
+      store: { client: t.server.store.client, prefix: RUN_PREFIX, refresh: false },
+      log: createLogger('warn'),
+    });
+    system = new Access({ role: 'system', name: 'refresh-test' }, s.orgs);
+  });
+  after(() => t.close());
+
+  const report = (prefix: string, n: number): { name: string; version: string }[] =>
+    Array.from({ length: n }, (_, k) => ({ name: `${prefix}-${k}`, version: '1.0' }));
+  const listed = async (id: string): Promise<string[]> =>
+    (await s.softwareInventory.listForEndpoint(id, system)).map((e) => `${e.name}@${e.version}`).sort();
+
+  it('back-to-back reports of one endpoint each end with exactly the reported entries', async () => {
+    const e = await t.world.endpoint(orgA);
+    for (const [prefix, n] of [
+      ['a', 30],
+      ['b', 10],
+      ['a', 5],
+    ] as const) {
+      await s.softwareInventory.replaceForEndpoint(e.id, report(prefix, n), system);
+      // Read through search at once: the previous report's entries are gone, this one's are there.
+      expect(await listed(e.id)).to.deep.equal(report(prefix, n).map((i) => `${i.name}@${i.version}`).sort());
+    }
+  });
+
+  it('concurrent reports of many endpoints are all searchable when they answer', async () => {
+    const endpoints = await Promise.all(Array.from({ length: 8 }, () => t.world.endpoint(orgA)));
+    await Promise.all(endpoints.map((e, k) => s.softwareInventory.replaceForEndpoint(e.id, report(`c${k}`, 20), system)));
+    for (const [k, e] of endpoints.entries()) {
+      expect(await listed(e.id)).to.have.length(20);
+      expect((await listed(e.id))[0]).to.match(new RegExp(`^c${k}-`));
+    }
+  });
+});
