@@ -1,0 +1,153 @@
+import { spawn } from 'node:child_process';
+import { expect } from 'chai';
+import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
+import { testElasticsearch } from '../helpers/elasticsearch.js';
+import { TEST_DATABASE_URL, dropSchema, holdAdvisoryLock, sql, testSchema } from '../helpers/postgres.js';
+import { deviceDoc, indexOps } from '../helpers/device-fixtures.js';
+
+interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe('ops CLI (npm run ops / npm run admin)', function () {
+  this.timeout(240_000);
+  const prefix = `${RUN_PREFIX}-cli`;
+  const schema = testSchema('cli');
+  let t: TestApp;
+  let env: NodeJS.ProcessEnv;
+
+  /** Spawns the CLI; `killWhen` SIGKILLs it as soon as its stderr satisfies the predicate. */
+  function cli(script: 'ops' | 'admin', args: string[], killWhen?: (stderr: string) => boolean): Promise<CliRun> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${script}.ts`, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+      child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        if (killWhen?.(stderr) && child.exitCode === null) child.kill('SIGKILL');
+      });
+      child.on('error', reject);
+      child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    });
+  }
+
+  before(async () => {
+    t = await startTestApp({ ECS_INDEX_PREFIX: prefix, DATABASE_URL: TEST_DATABASE_URL, ECS_SQL_SCHEMA: schema });
+    env = {
+      ...process.env,
+      ELASTICSEARCH_URL: (await testElasticsearch()).url,
+      ECS_INDEX_PREFIX: prefix,
+      DATABASE_URL: TEST_DATABASE_URL,
+      ECS_SQL_SCHEMA: schema,
+    };
+    delete env.LOG_LEVEL;
+  });
+  after(async () => {
+    await t.close();
+    await dropSchema(schema);
+  });
+
+  it('usage errors exit 2 and print the usage; --help exits 0', async () => {
+    const none = await cli('ops', []);
+    expect(none.code).to.equal(2);
+    expect(none.stderr).to.contain('usage: npm run ops -- <command>');
+    const badFamily = await cli('ops', ['migrate', 'wifi']);
+    expect(badFamily.code).to.equal(2);
+    expect(badFamily.stderr).to.contain('migrate needs utm or lte');
+    const badIndex = await cli('ops', ['reindex', 'no-such-index']);
+    expect(badIndex.code).to.equal(2);
+    expect(badIndex.stderr).to.contain('unknown index no-such-index; known:').and.contain('endpoints');
+    const help = await cli('admin', ['--help']);
+    expect(help.code).to.equal(0);
+    expect(help.stdout).to.contain('admin token create --role');
+  });
+
+  it('admin org create|show and token create|revoke wrap the admin operations (npm run admin is an alias)', async () => {
+    const orgId = `cli-org-${RUN_PREFIX}`;
+    const created = await cli('admin', ['org', 'create', orgId, 'CLI', 'Org']);
+    expect(created.code, created.stderr).to.equal(0);
+    expect(JSON.parse(created.stdout)).to.include({ id: orgId, name: 'CLI Org' });
+
+    const shown = await cli('ops', ['admin', 'org', 'show', orgId]);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(JSON.parse(shown.stdout)).to.include({ id: orgId, name: 'CLI Org' });
+    expect((await t.admin.get<{ name: string }>(`/admin/organizations/${orgId}`)).body.name).to.equal('CLI Org');
+
+    const missing = await cli('ops', ['admin', 'org', 'show', 'no-such-org']);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.contain('organization no-such-org not found');
+
+    const token = await cli('admin', ['token', 'create', '--role', 'admin', '--org', orgId, '--name', 'ops test']);
+    expect(token.code, token.stderr).to.equal(0);
+    const issued = JSON.parse(token.stdout) as { id: string; token: string; role: string; orgId: string };
+    expect(issued).to.include({ role: 'admin', orgId, name: 'ops test' });
+    const revoked = await cli('ops', ['admin', 'token', 'revoke', issued.id]);
+    expect(revoked.code, revoked.stderr).to.equal(0);
+    expect(revoked.stdout).to.equal(`revoked token ${issued.id}\n`);
+    // The service knows the token (minted by the CLI) and that it was revoked.
+    const res = await t.world.as(issued.token).get<{ message: string }>('/client-version/default');
+    expect(res.status).to.equal(401);
+    expect(res.body.message).to.equal('token revoked');
+  });
+
+  it('migrate: killed between batches, run again, every record is in SQL exactly once; a held lock exits 3', async () => {
+    const store = t.server.handle.services.endpoints.store;
+    const orgId = await t.world.org();
+    const docs = Array.from({ length: 1000 }, (_, i) => deviceDoc(i % 2 ? 'VC_UTM' : 'EXTERNAL_UTM', i, orgId, 'cli'));
+    expect((await store.bulk(indexOps(docs))).errors).to.equal(false);
+
+    // Progress goes to stderr after each committed batch: kill at the first one.
+    const killed = await cli('ops', ['migrate', 'utm', '--batch-size', '50', '--json'], (err) => err.includes('migrate utm ['));
+    expect(killed.signal, killed.stderr).to.equal('SIGKILL');
+    const [partial] = await sql<{ n: string }>(schema, 'SELECT count(*) AS n FROM utm_devices');
+    expect(Number(partial.n), `rows after the kill; the CLI printed: ${killed.stderr}`).to.be.at.least(50);
+
+    const rerun = await cli('ops', ['migrate', 'utm', '--batch-size', '50', '--json']);
+    expect(rerun.code, rerun.stderr).to.equal(0);
+    const counts = JSON.parse(rerun.stdout) as { sourceCount: number; destCount: number; ignoredCount: number };
+    expect(counts.sourceCount).to.equal(1000);
+    expect(counts.destCount + counts.ignoredCount).to.equal(1000);
+    expect(counts.ignoredCount).to.be.at.least(50);
+    const [rows] = await sql<{ n: string; ids: string }>(schema, 'SELECT count(*) AS n, count(DISTINCT id) AS ids FROM utm_devices');
+    expect(rows).to.deep.equal({ n: '1000', ids: '1000' });
+    expect(await store.count({ term: { externalStatus: 'MIGRATED_TO_SQL' } })).to.equal(1000);
+
+    const lock = await holdAdvisoryLock(`ecs:device-migration:${schema}:utm`);
+    try {
+      const busy = await cli('ops', ['migrate', 'utm']);
+      expect(busy.code).to.equal(3);
+      expect(busy.stderr).to.contain('a UTM device migration is already in progress');
+    } finally {
+      await lock.release();
+    }
+    const last = await cli('ops', ['migrate', 'utm']);
+    expect(last.code, last.stderr).to.equal(0);
+    expect(last.stdout).to.match(/UTM device migration finished in [\d.]+ s\n/);
+    expect(last.stdout).to.match(/source records\s+1,000\n\s+rows written\s+0\n\s+ignored\s+1,000/);
+  });
+
+  it('reindex: no-op when current, --force reindexes, a leftover exits 3 until --restart', async () => {
+    const alias = `${prefix}-client-versions`;
+    const current = await cli('ops', ['reindex', 'client-versions']);
+    expect(current.code, current.stderr).to.equal(0);
+    expect(current.stdout).to.equal(`reindex client-versions: ${alias}-000001 already has the current mapping (version 1); nothing to do\n`);
+
+    const forced = await cli('ops', ['reindex', 'client-versions', '--force']);
+    expect(forced.code, forced.stderr).to.equal(0);
+    expect(forced.stdout).to.contain(`${alias}-000001 (mapping version 1) -> ${alias}-000002 (version 1)`);
+    expect(forced.stdout).to.contain(`alias            ${alias} -> ${alias}-000002`);
+    expect(Object.keys(await t.server.store.client.indices.getAlias({ name: alias }))).to.deep.equal([`${alias}-000002`]);
+
+    await t.server.store.client.indices.create({ index: `${alias}-000003` });
+    const leftover = await cli('ops', ['reindex', 'client-versions', '--force']);
+    expect(leftover.code).to.equal(3);
+    expect(leftover.stderr).to.contain('--restart');
+    const restarted = await cli('ops', ['reindex', 'client-versions', '--force', '--restart', '--json']);
+    expect(restarted.code, restarted.stderr).to.equal(0);
+    expect(JSON.parse(restarted.stdout)).to.include({ command: 'reindex', status: 'reindexed', to: `${alias}-000003` });
+  });
+});
