@@ -1,0 +1,62 @@
+/**
+ * The bare hop: each scenario's direct equivalent (bench/scenarios.ts) behind a plain
+ * node:http server, with the same Elasticsearch client settings as the service. No framework,
+ * no authentication, no validation, no access log, no mapping: a request `POST /<k>/<i>` runs
+ * request i of scenario k and answers the Elasticsearch response as JSON.
+ *
+ * It measures what any Node HTTP service in front of Elasticsearch costs on this machine (an
+ * HTTP request parsed and answered, a response serialized, on the same two cores), so a
+ * scenario's gap splits into the hop's share (the architecture) and the service's own share
+ * (service ÷ hop). Started by bench/run.ts with the data set's parameters in the environment.
+ */
+import http from 'node:http';
+import { createClient } from '../src/store/client.js';
+import { FULL, QUICK, seededIds } from './seed.js';
+import { scenarios } from './scenarios.js';
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`hop-server: ${name} is not set`);
+  return v;
+};
+
+const client = createClient(env('ELASTICSEARCH_URL'), 30_000);
+const list = scenarios({
+  client,
+  prefix: env('BENCH_PREFIX'),
+  seeded: seededIds(process.env.BENCH_QUICK === '1' ? QUICK : FULL),
+  root: env('BENCH_ROOT'),
+  subtree: JSON.parse(env('BENCH_SUBTREE')) as string[],
+});
+
+const server = http.createServer((req, res) => {
+  const [, k, i] = (req.url ?? '').split('/');
+  const sc = list[Number(k)];
+  req.resume();
+  req.on('end', () => {
+    if (!sc) {
+      res.writeHead(404).end();
+      return;
+    }
+    sc.direct(Number(i)).then(
+      (out) => {
+        const body = JSON.stringify(out ?? {});
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      },
+      (err: unknown) => {
+        const body = JSON.stringify({ message: String((err as Error)?.message ?? err) });
+        res.writeHead(500, { 'content-type': 'application/json' }).end(body);
+      },
+    );
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  const addr = server.address() as { port: number };
+  process.stdout.write(`${JSON.stringify({ msg: 'hop listening', url: `http://127.0.0.1:${addr.port}` })}\n`);
+});
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  void client.close().then(() => process.exit(0));
+});

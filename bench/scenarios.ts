@@ -1,0 +1,218 @@
+/**
+ * The scenarios: each one HTTP operation of the service and its direct equivalent, the same
+ * Elasticsearch requests issued with @elastic/elasticsearch (built with the service's own
+ * pure query builders, so the bodies are the ones the service sends).
+ */
+import type autocannon from 'autocannon';
+import type { Client, estypes } from '@elastic/elasticsearch';
+import { aliasName } from '../src/store/client.js';
+import { pageQuery } from '../src/http/paging.js';
+import { endpointCriteriaQuery, utmCriteriaQuery } from '../src/resources/endpoints/criteria.js';
+import { ENDPOINT_SORT, UTM_SORT } from '../src/resources/endpoints/schema.js';
+import type { EndpointDoc } from '../src/resources/endpoints/model.js';
+import { dedupe, diffInventory, type InstalledSoftware, type SoftwareInventoryDoc } from '../src/resources/software-inventory/model.js';
+import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
+import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
+import { seededInventory, type Seeded } from './seed.js';
+
+export const API = '/endpoint-control-service/v1';
+
+export interface Scenario {
+  name: string;
+  /** What the service does for one request (store round trips included). */
+  serviceWork: string;
+  /** What the direct equivalent issues. */
+  directWork: string;
+  /** autocannon request for the service; `next()` numbers the requests of a round. */
+  service: (next: () => number) => autocannon.Request;
+  /** The same store work issued directly; `i` numbers the requests of a round. */
+  direct: (i: number) => Promise<unknown>;
+}
+
+export interface ScenarioContext {
+  client: Client;
+  prefix: string;
+  seeded: Seeded;
+  /** The first root organization and its subtree (every org below it). */
+  root: string;
+  subtree: string[];
+}
+
+const pick = <T>(list: readonly T[], i: number): T => list[(i * 7919) % list.length];
+
+/** A full inventory report of 200 items that differs from what the endpoint has (a replace that writes). */
+export function inventoryReport(i: number): InstalledSoftware[] {
+  return Array.from({ length: 200 }, (_, k) => ({ name: `package-${(i * 31 + k) % 1000}`, version: `${1 + ((i + k) % 3)}.0.0`, vendor: 'v' }));
+}
+
+/** The seeded inventory of endpoint `n` with a window of 10 items (moving with the request) at a new version. */
+export function typicalReport(n: number, i: number): InstalledSoftware[] {
+  const items = seededInventory(n, 200);
+  const from = (i * 10) % items.length;
+  return items.map((it, k) => (k >= from && k < from + 10 ? { ...it, version: `9.${i % 1000}.0` } : it));
+}
+
+export function scenarios(x: ScenarioContext): Scenario[] {
+  const { client, seeded, root, subtree } = x;
+  const endpoints = aliasName(x.prefix, 'endpoints');
+  const inventory = aliasName(x.prefix, 'software-inventory');
+  const heartbeats = aliasName(x.prefix, 'network-heartbeats');
+  const hosts = aliasName(x.prefix, 'network-hosts');
+  const searchRequest = { criteria: { orgId: root, basic: 'front' }, pageRequest: { page: 0, size: 20 } };
+  const utmSearchRequest = { criteria: { orgId: root, includeChildren: true }, pageRequest: { page: 0, size: 20 } };
+
+  /** An inventory report scenario; `report(n, i)` is request i's report for inventory endpoint n. */
+  function inventoryScenario(name: string, what: string, report: (n: number, i: number) => InstalledSoftware[]): Scenario {
+    const endpointOf = (i: number): number => (i * 7919) % seeded.inventoryIds.length;
+    return {
+      name,
+      serviceWork:
+        `POST /endpoint/{id}/software-inventory, ${what}: realtime get of the endpoint, one search of its stored entries, the diff, ` +
+        'one bulk without refresh, then one index refresh shared with the reports that finished their bulk meanwhile (searchable before the answer)',
+      directWork: 'the same get, search (size 10,000, sorted by id) and bulk of the same diff, with refresh=true (searchable before the answer)',
+      service: (next) => ({
+        method: 'POST',
+        setupRequest: (r) => {
+          const i = next();
+          return { ...r, path: `${API}/endpoint/${seeded.inventoryIds[endpointOf(i)]}/software-inventory`, body: JSON.stringify(report(endpointOf(i), i)) };
+        },
+      }),
+      direct: async (i) => {
+        const id = seeded.inventoryIds[endpointOf(i)];
+        const ep = await client.get<EndpointDoc>({ index: endpoints, id });
+        const res = await client.search<SoftwareInventoryDoc>({
+          index: inventory,
+          query: { term: { endpointId: id } },
+          size: 10_000,
+          sort: [{ id: 'asc' }],
+          track_total_hits: false,
+        });
+        const stored = res.hits.hits.map((h) => h._source as SoftwareInventoryDoc);
+        const diff = diffInventory({ id, orgId: ep._source?.orgId ?? root }, dedupe(report(endpointOf(i), i)), stored, new Date());
+        if (diff.upserts.length + diff.deletes.length === 0) return undefined;
+        return client.bulk({
+          index: inventory,
+          refresh: true,
+          operations: [...diff.upserts.flatMap((d) => [{ index: { _id: d.id } }, d]), ...diff.deletes.map((d) => ({ delete: { _id: d } }))],
+        });
+      },
+    };
+  }
+
+  return [
+    {
+      name: 'connect',
+      serviceWork: 'POST /endpoint/{id}/connect (system token): one partial update, refresh=false, the document returned (deleted → 404)',
+      directWork: 'update {connectionStatus, lastConnect}, retry_on_conflict 3, _source, refresh=false',
+      service: (next) => ({ method: 'POST', setupRequest: (r) => ({ ...r, path: `${API}/endpoint/${pick(seeded.agentIds, next())}/connect` }) }),
+      direct: (i) =>
+        client.update({
+          index: endpoints,
+          id: pick(seeded.agentIds, i),
+          doc: { connectionStatus: 'CONNECTED', lastConnect: new Date().toISOString() },
+          retry_on_conflict: 3,
+          _source: true,
+          refresh: false,
+        }),
+    },
+    {
+      name: 'get endpoint',
+      serviceWork: 'GET /endpoint/{id}: one realtime get',
+      directWork: 'get (realtime)',
+      service: (next) => ({ method: 'GET', setupRequest: (r) => ({ ...r, path: `${API}/endpoint/${pick(seeded.agentIds, next())}` }) }),
+      direct: (i) => client.get({ index: endpoints, id: pick(seeded.agentIds, i) }),
+    },
+    {
+      name: 'page-search (orgId + basic)',
+      serviceWork:
+        'POST /endpoint/page-search {orgId: root MSP, basic: "front"}, 20 per page: one search (track_total_hits, sorted by id); EndpointCriteria has no includeChildren (spec 2.2)',
+      directWork: 'the same search body',
+      service: () => ({ method: 'POST', path: `${API}/endpoint/page-search`, body: JSON.stringify(searchRequest) }),
+      direct: () =>
+        client.search({
+          index: endpoints,
+          query: endpointCriteriaQuery({ basic: 'front' }, [root]),
+          ...pageQuery(searchRequest.pageRequest, ENDPOINT_SORT),
+          seq_no_primary_term: true,
+          version: true,
+        }),
+    },
+    {
+      name: 'UTM page-search (orgId + includeChildren)',
+      serviceWork: 'POST /utm-endpoint/searchPage {orgId: root MSP, includeChildren: true}, 20 per page: subtree from the org cache, one search',
+      directWork: 'the same search body (terms over the 31 orgs of the subtree)',
+      service: () => ({ method: 'POST', path: `${API}/utm-endpoint/searchPage`, body: JSON.stringify(utmSearchRequest) }),
+      direct: () =>
+        client.search({
+          index: endpoints,
+          query: utmCriteriaQuery({}, subtree),
+          ...pageQuery(utmSearchRequest.pageRequest, UTM_SORT),
+          seq_no_primary_term: true,
+          version: true,
+        }),
+    },
+    {
+      name: 'UTM model aggregation',
+      serviceWork: 'POST /utm-endpoint/model/aggregation {orgId: root MSP, includeChildren: true}: one composite aggregation',
+      directWork: 'the same search (size 0, composite terms on model)',
+      service: () => ({ method: 'POST', path: `${API}/utm-endpoint/model/aggregation`, body: JSON.stringify({ orgId: root, includeChildren: true }) }),
+      direct: () =>
+        client.search({
+          index: endpoints,
+          size: 0,
+          track_total_hits: false,
+          seq_no_primary_term: true,
+          version: true,
+          query: utmCriteriaQuery({}, subtree),
+          aggs: { buckets: { composite: { size: 1000, sources: [{ key: { terms: { field: 'model' } } }] } } } as Record<
+            string,
+            estypes.AggregationsAggregationContainer
+          >,
+        }),
+    },
+    inventoryScenario(
+      'software inventory replace (200 items, 10 changed)',
+      'a typical report: the endpoint\'s 200 items with a window of 10 moved to a new version (≈20 index + ≈20 delete against the previous report)',
+      typicalReport,
+    ),
+    inventoryScenario(
+      'software inventory replace (200 items, all changed)',
+      'the worst case: 200 items none of which the endpoint had (≈200 index + ≈200 delete)',
+      (_n, i) => inventoryReport(i),
+    ),
+    {
+      name: 'network heartbeat',
+      serviceWork:
+        "POST /network-heartbeat from a sensor whose host is known: the heartbeat written (refresh=false) while the host is read (realtime get) and rewritten conditionally on that read (refresh=false)",
+      directWork: 'the same: index of the heartbeat ‖ get + conditional index of the host',
+      service: (next) => ({
+        method: 'POST',
+        setupRequest: (r) => {
+          const s = seeded.sensors[next() % seeded.sensors.length];
+          return {
+            ...r,
+            path: `${API}/network-heartbeat`,
+            body: JSON.stringify({ ...s, externalAddress: '198.51.100.7', networkAddress: '10.1.0.0', subnetMask: '255.255.0.0', defaultGateway: '10.1.0.1', operatingSystem: 'linux', pcapVersion: '1.10' }),
+          };
+        },
+      }),
+      direct: async (i) => {
+        const s = seeded.sensors[i % seeded.sensors.length];
+        const timestamp = new Date().toISOString();
+        const hb = { ...s, externalAddress: '198.51.100.7', networkAddress: '10.1.0.0', subnetMask: '255.255.0.0', defaultGateway: '10.1.0.1', operatingSystem: 'linux', pcapVersion: '1.10', timestamp };
+        const hostId = networkHostId(s.orgId, undefined, s.hostAddress);
+        await Promise.all([
+          client.index({ index: heartbeats, id: heartbeatId(s.endpointId, timestamp), document: { id: heartbeatId(s.endpointId, timestamp), ...hb }, refresh: false }),
+          (async () => {
+            const cur = await client.get<NetworkHost>({ index: hosts, id: hostId }, { ignore: [404] });
+            const { host } = mergeSighting(cur._source, { orgId: s.orgId, ipAddress: s.hostAddress, lastSeen: timestamp }, hostId);
+            await client.index(
+              { index: hosts, id: hostId, document: host, if_seq_no: cur._seq_no, if_primary_term: cur._primary_term, refresh: false },
+              { ignore: [409] },
+            );
+          })(),
+        ]);
+      },
+    },
+  ];
+}

@@ -1,0 +1,92 @@
+/**
+ * The service under test, as a child process started the way `npm start` starts it: built
+ * to dist/ and run with plain node (`--tsx` runs src/main.ts through the tsx loader instead,
+ * for comparison). Its stdout (the access log, one line per request at the default `info`
+ * level) goes to a file, as it would to a log collector, so the bench process does not pay
+ * for reading it.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export type Runtime = 'dist' | 'tsx';
+
+export interface ServiceProcess {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  logFile: string;
+  /** SIGTERM, then waits for the exit (the CPU profile, when asked, is written then). */
+  stop(): Promise<void>;
+}
+
+/** `npm run build` (tsc to dist/, incremental): what `npm start` runs first. */
+export function buildService(log: (l: string) => void): void {
+  const t0 = Date.now();
+  const res = spawnSync('npm', ['run', '--silent', 'build'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (res.status !== 0) throw new Error(`npm run build failed (${res.status ?? res.signal})`);
+  log(`built dist/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+export async function startService(opts: {
+  runtime: Runtime;
+  env: Record<string, string>;
+  /** Writes a V8 CPU profile of the whole life of the process into this directory. */
+  profileDir?: string;
+}): Promise<ServiceProcess> {
+  return startChild(
+    'service',
+    [
+      // Extra node/V8 flags for experiments (e.g. BENCH_NODE_FLAGS="--trace-gc").
+      ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean),
+      ...(opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : []),
+      ...(opts.runtime === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/main.js']),
+    ],
+    opts.env,
+  );
+}
+
+/**
+ * The bare hop (bench/hop-server.ts): the direct equivalents behind a plain node:http server,
+ * the least any Node HTTP service in front of Elasticsearch costs on this machine.
+ */
+export function startHop(env: Record<string, string>): Promise<ServiceProcess> {
+  return startChild('hop', ['--import', 'tsx', 'bench/hop-server.ts'], env);
+}
+
+/** A node child that logs a JSON line with its `url` once it listens; stdout goes to a file. */
+async function startChild(name: string, args: string[], env: Record<string, string>): Promise<ServiceProcess> {
+  const logFile = path.join(os.tmpdir(), `ecs-bench-${name}-${process.pid}-${Date.now()}.log`);
+  const out = fs.openSync(logFile, 'w');
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', out, 'inherit'],
+  });
+  fs.closeSync(out);
+  let exited: number | null | undefined;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', (code) => {
+      exited = code;
+      resolve();
+    }),
+  );
+  const deadline = Date.now() + 60_000;
+  let url: string | undefined;
+  while (!url) {
+    if (exited !== undefined) throw new Error(`${name} exited with ${exited}; see ${logFile}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not start in 60 s; see ${logFile}`);
+    await new Promise((r) => setTimeout(r, 100));
+    url = /"url":"(http:\/\/[^"]+)"/.exec(fs.readFileSync(logFile, 'utf8'))?.[1];
+  }
+  return {
+    url,
+    pid: child.pid as number,
+    child,
+    logFile,
+    stop: async () => {
+      if (exited === undefined) child.kill('SIGTERM');
+      await exit;
+    },
+  };
+}
