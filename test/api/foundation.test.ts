@@ -68,10 +68,10 @@ describe('foundation: HTTP layer, errors, auth, observability', () => {
     });
 
     it('an expired token → 401', async () => {
-      const expiresAt = new Date(Date.now() + 1500).toISOString();
+      const expiresAt = new Date(Date.now() + 3000).toISOString();
       const token = await t.world.token('reader', org, undefined, expiresAt);
       expect((await t.world.as(token).get('/org-config/target-versions')).status).to.equal(200);
-      await new Promise((r) => setTimeout(r, 1700));
+      await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(expiresAt) - Date.now()) + 200));
       const res = await t.world.as(token).get('/org-config/target-versions');
       expectErrorBody(res, 401);
       expect((res.body as { message: string }).message).to.contain('expired');

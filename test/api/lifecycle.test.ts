@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { expect } from 'chai';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { RUN_PREFIX } from '../helpers/app.js';
@@ -25,26 +26,38 @@ describe('process lifecycle', () => {
       void exited.then((code) => reject(new Error(`exited early with ${code}: ${buf}`)));
     });
     // A request whose body is still arriving when SIGTERM lands is in flight: it must be answered.
-    const encoder = new TextEncoder();
-    let push: (chunk: string | null) => void = () => {};
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        push = (chunk) => (chunk === null ? controller.close() : controller.enqueue(encoder.encode(chunk)));
-      },
-    });
-    const inFlight = fetch(`${url}/endpoint-control-service/v1/client-version/default`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json' },
-      body,
-      duplex: 'half',
-    } as RequestInit).then((r) => r.status);
-    push('{"linux": "3.11.0", ');
-    await new Promise((r) => setTimeout(r, 300));
+    // `Expect: 100-continue` makes the server say when it holds the request, so the signal
+    // lands while the request is in flight however slow the machine is.
+    const { hostname, port } = new URL(url);
+    const socket = net.connect(Number(port), hostname);
+    let answer = '';
+    const waitFor = (text: string): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (!answer.includes(text)) return;
+          socket.off('data', check);
+          resolve();
+        };
+        socket.on('data', check);
+        socket.once('error', reject);
+        socket.once('close', () => reject(new Error(`closed before ${text}: ${answer}`)));
+      });
+    socket.on('data', (d: Buffer) => (answer += d.toString()));
+    const continued = waitFor('100 Continue');
+    const body = '{"linux": "3.11.0", "mac": "3.11.0", "windows": "3.11.0"}';
+    socket.write(
+      'PUT /endpoint-control-service/v1/client-version/default HTTP/1.1\r\n' +
+        `Host: ${hostname}:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+        'Expect: 100-continue\r\nConnection: close\r\n\r\n',
+    );
+    await continued;
+    socket.write(body.slice(0, 20));
     child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
-    push('"mac": "3.11.0", "windows": "3.11.0"}');
-    push(null);
-    expect(await inFlight).to.equal(200);
+    const answered = waitFor('HTTP/1.1 200 ');
+    socket.write(body.slice(20));
+    await answered;
+    socket.destroy();
     const code = await exited;
     expect(code, output).to.equal(0);
     // No longer accepting.
