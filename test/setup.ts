@@ -1,9 +1,19 @@
-/** Root hooks: after the whole run, drop the run's indices and stop the node it started. */
+/**
+ * Root hooks: before the run, start the node when an integration suite is in it (once, with
+ * the time a cold start needs, so no suite's own hook timeout pays for it); after the whole
+ * run, drop the run's indices and stop the node it started.
+ */
 import { Client } from '@elastic/elasticsearch';
 import { RUN_PREFIX } from './helpers/app.js';
 import { stopTestElasticsearch, testElasticsearch } from './helpers/elasticsearch.js';
 
 export const mochaHooks = {
+  async beforeAll(this: Mocha.Context): Promise<void> {
+    const files = (this.test?.parent?.suites ?? []).map((s) => s.file ?? '');
+    if (!files.some((f) => /test[\\/](api|ops)[\\/]/.test(f))) return;
+    this.timeout(300_000);
+    await testElasticsearch();
+  },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
     if (process.env.ELASTICSEARCH_URL) {
