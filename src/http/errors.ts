@@ -48,8 +48,19 @@ export class MethodNotAllowedError extends AppError {
   }
 }
 export class ConflictError extends AppError {
+  constructor(message: string, exception?: string) {
+    super(409, message, exception);
+  }
+}
+/**
+ * The store refused a conditional or create-only write: the document changed (or appeared)
+ * since it was read. A 409 for a client that sent the version; inside a server-side
+ * read-modify-write it only means "read again" (src/store/optimistic.ts).
+ */
+export class WriteConflictError extends ConflictError {
   constructor(message: string) {
-    super(409, message);
+    // The same failure for the client as any other conflict.
+    super(message, 'ConflictError');
   }
 }
 export class PayloadTooLargeError extends AppError {

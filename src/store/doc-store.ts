@@ -7,7 +7,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import { aliasName, readRetries, type RefreshPolicy, type StoreContext } from './client.js';
 import { storeCall, translateStoreError } from './errors.js';
 import type { DocVersion } from './versions.js';
-import { ConflictError, NotFoundError } from '../http/errors.js';
+import { ConflictError, NotFoundError, WriteConflictError } from '../http/errors.js';
 
 export interface Stored<T> extends DocVersion {
   id: string;
@@ -89,7 +89,7 @@ export class DocStore<T extends object> {
       return { id, doc, ...versionOf(res) };
     } catch (err) {
       const e = translateStoreError(err);
-      if (e instanceof ConflictError) throw new ConflictError(`${this.noun} ${id} already exists`);
+      if (e instanceof ConflictError) throw new WriteConflictError(`${this.noun} ${id} already exists`);
       throw e;
     }
   }

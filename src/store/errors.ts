@@ -1,6 +1,6 @@
 /** Elasticsearch errors → AppErrors, in one place (the store boundary and the last-resort handler). */
 import { errors } from '@elastic/elasticsearch';
-import { AppError, ConflictError, NotFoundError, ServiceUnavailableError } from '../http/errors.js';
+import { AppError, NotFoundError, ServiceUnavailableError, WriteConflictError } from '../http/errors.js';
 
 type EsErrorBody = { error?: { type?: string; reason?: string; root_cause?: { type?: string }[] } };
 
@@ -47,7 +47,7 @@ export function translateStoreError(err: unknown, notFound?: string): unknown {
     const status = err.meta?.statusCode ?? 0;
     const type = esErrorType(err);
     if (status === 409 || type === 'version_conflict_engine_exception') {
-      return new ConflictError('the record was changed by someone else; re-read it and retry with its current version');
+      return new WriteConflictError('the record was changed by someone else; re-read it and retry with its current version');
     }
     if (status === 404 && notFound) return new NotFoundError(notFound);
   }

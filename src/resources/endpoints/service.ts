@@ -11,6 +11,7 @@ import { BadRequestError, ConflictError, MethodNotAllowedError, NotFoundError } 
 import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
 import { validatePart } from '../../http/routes.js';
 import type { Query, Stored } from '../../store/doc-store.js';
+import { readModifyWrite } from '../../store/optimistic.js';
 import { checkIntegerVersion } from '../../store/versions.js';
 import {
   endpointCriteriaQuery,
@@ -56,8 +57,6 @@ export interface EndpointDeps {
   tokens: { revokeForEndpoint(endpointId: string): Promise<void> };
 }
 
-/** Attempts of a read + conditional write before a concurrent writer's 409 is passed on. */
-const WRITE_ATTEMPTS = 4;
 /** Records a list answers from one search before it streams. */
 const LIST_BATCH = 1000;
 /** A key claimed this recently is not taken over even if its holder does not show it yet (a write in flight). */
@@ -249,7 +248,8 @@ export class EndpointService {
     }
     // The result must be a whole UtmEndpoint: unlike a PUT body it cannot lean on the stored orgId.
     const schema: Joi.Schema = endpointBody('utm').fork(['orgId'], (f) => f.required());
-    for (let attempt = 1; ; attempt++) {
+    // A DuplicateKeyError (a held MAC or serial) is the caller's 409; a write lost to another writer reads again.
+    return readModifyWrite(async () => {
       const hit = await this.getFamilyHit(id, 'utm', access);
       let patched: EndpointRecord;
       try {
@@ -263,15 +263,11 @@ export class EndpointService {
         throw err;
       }
       const input = validatePart<EndpointInput>(schema, patched, 'body');
-      try {
-        return await this.write(hit, { ...input, version: undefined }, 'utm', access, {
-          if_seq_no: hit.seqNo,
-          if_primary_term: hit.primaryTerm,
-        });
-      } catch (err) {
-        if (!(err instanceof ConflictError) || err instanceof DuplicateKeyError || attempt >= WRITE_ATTEMPTS) throw err;
-      }
-    }
+      return this.write(hit, { ...input, version: undefined }, 'utm', access, {
+        if_seq_no: hit.seqNo,
+        if_primary_term: hit.primaryTerm,
+      });
+    });
   }
 
   /** Soft delete: 404 afterwards everywhere; frees its unique keys and revokes its agent tokens. */
@@ -295,18 +291,14 @@ export class EndpointService {
     partial: (hit: Stored<EndpointDoc>) => Partial<EndpointDoc>,
     opts: { refresh?: false; types?: readonly EndpointType[]; read?: (id: string) => Promise<Stored<EndpointDoc>> } = {},
   ): Promise<Stored<EndpointDoc>> {
-    for (let attempt = 1; ; attempt++) {
+    return readModifyWrite(async () => {
       const hit = opts.read ? await opts.read(id) : await this.getVisible(id, access, opts.types);
-      try {
-        return await this.store.patch(id, partial(hit), {
-          ...(opts.refresh === false ? { refresh: false } : {}),
-          if_seq_no: hit.seqNo,
-          if_primary_term: hit.primaryTerm,
-        });
-      } catch (err) {
-        if (!(err instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw err;
-      }
-    }
+      return this.store.patch(id, partial(hit), {
+        ...(opts.refresh === false ? { refresh: false } : {}),
+        if_seq_no: hit.seqNo,
+        if_primary_term: hit.primaryTerm,
+      });
+    });
   }
 
   // ---- connection bookkeeping (the hot path) ---------------------------------------------
@@ -387,20 +379,16 @@ export class EndpointService {
 
   /** Records a WAN interface report of the UTM with this serial and recomputes `wanStatus`. */
   async reportInterface(serial: string, name: WanStatus, status: InterfaceStatus, access: Access): Promise<EndpointRecord> {
-    for (let attempt = 1; ; attempt++) {
+    return readModifyWrite(async () => {
       const hit = await this.findHitByKey('utm-serial', serial, 'utm', access);
       const interfaces = { ...(hit.doc.interfaces ?? {}), [name]: status };
-      try {
-        const saved = await this.store.patch(
-          hit.id,
-          { interfaces, wanStatus: carrierWan(interfaces, hit.doc.wanStatus), updatedAt: new Date().toISOString(), updatedBy: access.userKey },
-          { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm },
-        );
-        return toEndpointRecord(saved);
-      } catch (err) {
-        if (!(err instanceof ConflictError) || attempt >= WRITE_ATTEMPTS) throw err;
-      }
-    }
+      const saved = await this.store.patch(
+        hit.id,
+        { interfaces, wanStatus: carrierWan(interfaces, hit.doc.wanStatus), updatedAt: new Date().toISOString(), updatedBy: access.userKey },
+        { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm },
+      );
+      return toEndpointRecord(saved);
+    });
   }
 
   // ---- unique lookup keys --------------------------------------------------------------------

@@ -6,6 +6,7 @@
 import type { Access } from '../../http/auth.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
 import type { Query, Stored } from '../../store/doc-store.js';
+import { readModifyWrite } from '../../store/optimistic.js';
 import { checkIntegerVersion } from '../../store/versions.js';
 import type { OrganizationService } from '../organizations/service.js';
 import {
@@ -40,8 +41,6 @@ export interface LicenseCriteria {
   daysInactiveBeforeDeactivation?: number;
   version?: number;
 }
-
-const RMW_ATTEMPTS = 5;
 
 export function toLicenseInfo(hit: Stored<LicenseDoc>): LicenseInfo {
   const d = hit.doc;
@@ -82,17 +81,15 @@ export class LicenseService {
     }
     await access.assertOrg(body.orgId);
     await this.orgs.assertExists(body.orgId);
-    for (let attempt = 1; ; attempt++) {
+    const attempt = async (): Promise<LicenseInfo> => {
       const cur = await this.store.get(id);
       const write = cur ? await this.replaceWith(cur, body, access) : this.createWith(id, body);
-      try {
-        return toLicenseInfo(await write());
-      } catch (err) {
-        // Without a version the write is last-write-wins: a writer that came between the read and
-        // the write (or a concurrent create) only means the read must be repeated.
-        if (!(err instanceof ConflictError) || body.version !== undefined || attempt >= RMW_ATTEMPTS) throw err;
-      }
-    }
+      return toLicenseInfo(await write());
+    };
+    // With a version a conflict is the client's stale read: 409. Without one the write is
+    // last-write-wins: a writer that came between the read and the write (or a concurrent
+    // create) only means the read must be repeated.
+    return body.version !== undefined ? attempt() : readModifyWrite(attempt);
   }
 
   /** Decides a create (throwing its refusals) and answers the write to do. */
@@ -148,7 +145,8 @@ export class LicenseService {
 
   /** PATCH state: one move of the state machine, stamping its dates; 409 for a move it does not allow. */
   async changeState(id: string, to: LicenseState, access: Access): Promise<LicenseInfo> {
-    for (let attempt = 1; ; attempt++) {
+    // Only the write's own conflict (another write since the read) reads again; the refusal is final.
+    return readModifyWrite(async () => {
       const cur = await this.visible(id, access);
       const from = cur.doc.state;
       if (!canTransition(from, to)) {
@@ -158,14 +156,8 @@ export class LicenseService {
         );
       }
       const doc: LicenseDoc = { ...cur.doc, state: to, ...transitionStamps(to, new Date().toISOString()) };
-      // Only the write's own conflict (another write since the read) is retried; refusals above are final.
-      try {
-        return toLicenseInfo(await this.store.replace(doc, cur));
-      } catch (err) {
-        // Another write came between the read and this one: re-read and decide again.
-        if (!(err instanceof ConflictError) || attempt >= RMW_ATTEMPTS) throw err;
-      }
-    }
+      return toLicenseInfo(await this.store.replace(doc, cur));
+    });
   }
 
   /** Counts the licenses matching every given criterion, within the caller's subtree. */

@@ -6,6 +6,7 @@
 import type { Access } from '../../http/auth.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.js';
 import type { Stored } from '../../store/doc-store.js';
+import { readModifyWrite } from '../../store/optimistic.js';
 import { checkIntegerVersion } from '../../store/versions.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
@@ -30,9 +31,6 @@ export interface EnabledModulesInput extends ModuleFields {
   orgId?: string;
   version?: number;
 }
-
-/** Optimistic retries of read-modify-write operations that compute from the stored record. */
-const RMW_ATTEMPTS = 5;
 
 export function toEnabledModules(hit: Stored<EnabledModulesDoc>): EnabledModules {
   const d = hit.doc;
@@ -254,7 +252,7 @@ export class ModuleService {
   async unsubscribe(orgId: string, bundleId: string, access: Access): Promise<EnabledModules> {
     await this.owner('org', orgId, access);
     const bundle = await this.bundles.get(bundleId);
-    for (let attempt = 1; ; attempt++) {
+    return readModifyWrite(async () => {
       const cur = await this.store.get('org', orgId);
       if (!cur) throw new NotFoundError(`organization ${orgId} has no enabled modules`);
       const remaining = (cur.doc.subscribedBundles ?? []).filter((b) => b !== bundleId);
@@ -266,12 +264,8 @@ export class ModuleService {
         updatedBy: access.userKey.username,
         updatedAt: new Date().toISOString(),
       };
-      try {
-        return toEnabledModules(await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm }));
-      } catch (err) {
-        if (!(err instanceof ConflictError) || attempt >= RMW_ATTEMPTS) throw err;
-      }
-    }
+      return toEnabledModules(await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm }));
+    });
   }
 
   /** The bundles the organization subscribes to (extension). */
@@ -291,7 +285,7 @@ export class ModuleService {
     access: Access,
     change: (cur: Stored<EnabledModulesDoc> | undefined) => Omit<EnabledModulesDoc, 'updatedAt' | 'updatedBy'> | undefined,
   ): Promise<Stored<EnabledModulesDoc>> {
-    for (let attempt = 1; ; attempt++) {
+    return readModifyWrite(async () => {
       const cur = await this.store.get('org', orgId);
       const next = change(cur);
       if (!next) {
@@ -299,13 +293,8 @@ export class ModuleService {
         return cur;
       }
       const doc: EnabledModulesDoc = { ...next, updatedBy: access.userKey.username, updatedAt: new Date().toISOString() };
-      try {
-        return cur
-          ? await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm })
-          : await this.store.create(doc);
-      } catch (err) {
-        if (!(err instanceof ConflictError) || attempt >= RMW_ATTEMPTS) throw err;
-      }
-    }
+      return cur ? await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm }) : await this.store.create(doc);
+    });
   }
+
 }

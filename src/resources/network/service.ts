@@ -9,6 +9,7 @@ import { pageQuery, toPage, type Page, type PageRequest } from '../../http/pagin
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { Logger } from '../../log.js';
 import { heartbeatId, type HeartbeatStore } from './heartbeat-store.js';
+import { conflictBackoffMs, OPTIMISTIC_ATTEMPTS, readModifyWrite } from '../../store/optimistic.js';
 import type { HostWrite, NetworkHostStore } from './host-store.js';
 import {
   foldSightings,
@@ -24,8 +25,6 @@ import {
 
 /** Most hosts one discovery report may carry (413 beyond). */
 export const MAX_DISCOVERED_HOSTS = 1000;
-/** Attempts of an optimistic host write before the request answers 409. */
-const HOST_WRITE_ATTEMPTS = 5;
 
 export const HOST_SORT_FIELDS: Readonly<Record<string, string>> = {
   lastSeen: 'lastSeen',
@@ -64,24 +63,20 @@ export class NetworkService {
     return hb;
   }
 
-  /** Read, merge, conditional write; retried when another writer got there first. */
-  private async upsertHost(s: HostSighting): Promise<NetworkHost> {
+  /** Read, merge, conditional write; read again when another writer got there first. */
+  private upsertHost(s: HostSighting): Promise<NetworkHost> {
     const id = sightingId(s);
-    for (let attempt = 1; ; attempt++) {
+    return readModifyWrite(async () => {
       const current = await this.hosts.get(id);
       const { host, changed } = mergeSighting(current?.doc, s, id);
       if (!changed) return host;
-      try {
-        if (current) {
-          await this.hosts.replace(host, { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm }, { refresh: false });
-        } else {
-          await this.hosts.create(host);
-        }
-        return host;
-      } catch (err) {
-        if (!(err instanceof ConflictError) || attempt >= HOST_WRITE_ATTEMPTS) throw err;
+      if (current) {
+        await this.hosts.replace(host, { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm }, { refresh: false });
+      } else {
+        await this.hosts.create(host);
       }
-    }
+      return host;
+    });
   }
 
   /** GET /network-heartbeat/endpoint/{endpointId} (extension): newest first, optionally a time range. */
@@ -143,29 +138,26 @@ export class NetworkService {
         else result.created++;
       }
       pending = [...lost];
-      if (pending.length > 0 && attempt >= HOST_WRITE_ATTEMPTS) {
+      if (pending.length > 0 && attempt >= OPTIMISTIC_ATTEMPTS) {
         throw new ConflictError(`${pending.length} host(s) kept changing concurrently; retry the report (it is idempotent)`);
       }
+      if (pending.length > 0) await new Promise((r) => setTimeout(r, conflictBackoffMs(attempt)));
     }
     return result;
   }
 
   /** PUT /network-host/{id}/status/{status}. */
   async setStatus(id: string, status: NetworkHostStatus, access: Access): Promise<NetworkHost> {
-    for (let attempt = 1; ; attempt++) {
+    // A heartbeat moving lastSeen between the read and the write makes it read again and keep it.
+    return readModifyWrite(async () => {
       const hit = await this.hosts.get(id);
       if (!hit) throw new NotFoundError(`network host ${id} not found`);
       await access.assertOrg(hit.doc.orgId);
       if (hit.doc.status === status) return hit.doc;
       const host = { ...hit.doc, status };
-      try {
-        await this.hosts.replace(host, { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm });
-        return host;
-      } catch (err) {
-        // A heartbeat moved lastSeen between the read and the write: re-read and keep it.
-        if (!(err instanceof ConflictError) || attempt >= HOST_WRITE_ATTEMPTS) throw err;
-      }
-    }
+      await this.hosts.replace(host, { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm });
+      return host;
+    });
   }
 
   /** POST /network-host/search-page: every criteria field is an exact filter (ipAddress may be a CIDR block). */
