@@ -31,6 +31,12 @@ function versionOf(r: { _seq_no?: number; _primary_term?: number; _version?: num
   return { seqNo: r._seq_no ?? -1, primaryTerm: r._primary_term ?? 0, version: r._version ?? 0 };
 }
 
+/**
+ * Elasticsearch's own retries of an unconditional partial update that met a concurrent
+ * write (it re-reads on the shard): enough for a burst of writers on one document.
+ */
+export const LAST_WRITE_WINS_RETRIES = 10;
+
 export class DocStore<T extends object> {
   readonly index: string;
   constructor(
@@ -116,7 +122,6 @@ export class DocStore<T extends object> {
     partial: Partial<T> | Record<string, unknown>,
     opts: WriteOptions & {
       upsert?: T;
-      retryOnConflict?: number;
       if_seq_no?: number;
       if_primary_term?: number;
     } = {},
@@ -128,7 +133,7 @@ export class DocStore<T extends object> {
           id,
           doc: partial as Record<string, unknown>,
           upsert: opts.upsert,
-          retry_on_conflict: opts.if_seq_no === undefined ? (opts.retryOnConflict ?? 3) : undefined,
+          retry_on_conflict: opts.if_seq_no === undefined ? LAST_WRITE_WINS_RETRIES : undefined,
           if_seq_no: opts.if_seq_no,
           if_primary_term: opts.if_primary_term,
           refresh: opts.refresh ?? this.ctx.refresh,

@@ -1,6 +1,6 @@
 /** The endpoints index (every family): the only code that touches it. */
 import type { estypes } from '@elastic/elasticsearch';
-import { DocStore, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
+import { DocStore, LAST_WRITE_WINS_RETRIES, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
 import { readRetries, type StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../http/paging.js';
 import { BadRequestError } from '../../http/errors.js';
@@ -112,7 +112,7 @@ export class EndpointStore {
   private async bookkeepBulk(items: Bookkeeping[]): Promise<ItemOutcome<{ deleted: boolean }>[]> {
     const res = await this.docs.bulk(
       items.flatMap((it) => [
-        { update: { _id: it.id, retry_on_conflict: 3 } },
+        { update: { _id: it.id, retry_on_conflict: LAST_WRITE_WINS_RETRIES } },
         { doc: it.partial, _source: { includes: ['deleted'] } },
       ]),
       { refresh: false },

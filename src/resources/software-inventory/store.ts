@@ -127,7 +127,7 @@ export class SoftwareInventoryStore {
     upsert: SoftwareInventoryDoc,
     opts: WriteOptions = {},
   ): Promise<SoftwareInventoryDoc> {
-    const res = await this.docs.patch(id, fields, { ...opts, upsert, retryOnConflict: 3 });
+    const res = await this.docs.patch(id, fields, { ...opts, upsert });
     return res.doc;
   }
 
