@@ -1,16 +1,9 @@
 /** The tokens index: documents keyed by the SHA-256 of the secret (the secret is never stored). */
 import { DocStore } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { Role, TokenRecord, TokenVerifier, UserKey } from '../../http/auth.js';
+import type { TokenRecord, TokenVerifier, UserKey } from '../../http/auth.js';
 
-export interface TokenDoc {
-  id: string;
-  name: string;
-  orgId?: string;
-  role: Role;
-  endpointId?: string;
-  expiresAt?: string;
-  revoked: boolean;
+export interface TokenDoc extends TokenRecord {
   createdAt: string;
   createdBy: UserKey;
 }
