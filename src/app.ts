@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { StoreContext } from './store/client.js';
 import { storeAnswers } from './store/client.js';
-import { MethodNotAllowedError, NotFoundError } from './http/errors.js';
+import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from './http/errors.js';
 import { errorHandler, observe, createMetrics, type Metrics } from './http/observe.js';
 import { requestTimeout, rateLimiter } from './http/limits.js';
 import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
@@ -114,6 +114,11 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   });
   app.use(ops.routes());
   app.use(ops.allowedMethods());
+  // Until the indices are set up every operation answers 503: a write before then would land nowhere.
+  app.use(async (_ctx, next) => {
+    if (!indicesReady) throw new ServiceUnavailableError('the service is setting up its indices; retry later');
+    await next();
+  });
   app.use(api.routes());
   app.use(api.allowedMethods());
 

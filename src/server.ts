@@ -13,6 +13,8 @@ export interface RunningServer {
   port: number;
   handle: AppHandle;
   store: StoreContext;
+  /** Settles once the indices are set up (or the server is closed first); until then operations answer 503. */
+  ready: Promise<void>;
   /** Stops accepting, finishes in-flight requests, closes the store client. */
   close(): Promise<void>;
 }
@@ -69,6 +71,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     port,
     handle,
     store,
+    ready,
     close: async () => {
       stopped = true;
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.

@@ -31,6 +31,12 @@ function versionOf(r: { _seq_no?: number; _primary_term?: number; _version?: num
   return { seqNo: r._seq_no ?? -1, primaryTerm: r._primary_term ?? 0, version: r._version ?? 0 };
 }
 
+/*
+ * Every write names the alias with `require_alias`: a write that reaches the store before the
+ * service has set its indices up (or after someone deleted one) must fail, not auto-create an
+ * index with dynamic mappings under the alias's name, which would block the set-up for good.
+ */
+
 /**
  * Elasticsearch's own retries of an unconditional partial update that met a concurrent
  * write (it re-reads on the shard): enough for a burst of writers on one document.
@@ -88,6 +94,7 @@ export class DocStore<T extends object> {
     try {
       const res = await this.ctx.client.create({
         index: this.index,
+        require_alias: true,
         id,
         document: doc,
         refresh: opts.refresh ?? this.ctx.refresh,
@@ -108,7 +115,7 @@ export class DocStore<T extends object> {
   ): Promise<Stored<T>> {
     const { refresh, ...cond } = opts;
     const res = await storeCall(() =>
-      this.ctx.client.index({ index: this.index, id, document: doc, refresh: refresh ?? this.ctx.refresh, ...cond }),
+      this.ctx.client.index({ index: this.index, require_alias: true, id, document: doc, refresh: refresh ?? this.ctx.refresh, ...cond }),
     );
     return { id, doc, ...versionOf(res) };
   }
@@ -130,6 +137,7 @@ export class DocStore<T extends object> {
       () =>
         this.ctx.client.update<T, Record<string, unknown>, T>({
           index: this.index,
+          require_alias: true,
           id,
           doc: partial as Record<string, unknown>,
           upsert: opts.upsert,
@@ -231,7 +239,7 @@ export class DocStore<T extends object> {
     opts: WriteOptions = {},
   ): Promise<estypes.BulkResponse> {
     return storeCall(() =>
-      this.ctx.client.bulk({ index: this.index, operations, refresh: opts.refresh ?? this.ctx.refresh }),
+      this.ctx.client.bulk({ index: this.index, require_alias: true, operations, refresh: opts.refresh ?? this.ctx.refresh }),
     );
   }
 }

@@ -28,6 +28,8 @@ export function isStoreUnavailable(err: unknown): boolean {
       status === 502 ||
       status === 504 ||
       type === 'cluster_block_exception' ||
+      // The service's own alias or index is missing: its indices are not (or no longer) set up.
+      type === 'index_not_found_exception' ||
       type === 'no_shard_available_action_exception' ||
       type === 'unavailable_shards_exception' ||
       type === 'search_phase_execution_exception' && status >= 500

@@ -62,6 +62,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
     elasticsearchUrl: es.url,
     refresh: true,
   });
+  // A loaded machine may take longer than the server's own 15 s head start to set the indices up.
+  await server.ready;
   const conformance = new Conformance(server.handle.openapi);
   responseCheckers.set(server.url, (m, p, status, type, body) => conformance.check(m, p, status, type, body));
   const admin = new Api(server.url, ADMIN_TOKEN);
