@@ -31,18 +31,17 @@ function versionOf(r: { _seq_no?: number; _primary_term?: number; _version?: num
   return { seqNo: r._seq_no ?? -1, primaryTerm: r._primary_term ?? 0, version: r._version ?? 0 };
 }
 
-/*
- * Every write names the alias with `require_alias`: a write that reaches the store before the
- * service has set its indices up (or after someone deleted one) must fail, not auto-create an
- * index with dynamic mappings under the alias's name, which would block the set-up for good.
- */
-
 /**
  * Elasticsearch's own retries of an unconditional partial update that met a concurrent
  * write (it re-reads on the shard): enough for a burst of writers on one document.
  */
 export const LAST_WRITE_WINS_RETRIES = 10;
 
+/**
+ * Every write names the alias with `require_alias`: a write that reaches the store before the
+ * service has set its indices up (or after someone deleted one) must fail, not auto-create an
+ * index with dynamic mappings under the alias's name, which would block the set-up for good.
+ */
 export class DocStore<T extends object> {
   readonly index: string;
   constructor(

@@ -19,6 +19,11 @@ export function conflictBackoffMs(n: number, random: () => number = Math.random)
   return random() * Math.min(2 ** n, 100);
 }
 
+/** Waits the pause before attempt `n + 1` (for loops that batch their own retries, like a bulk ingest). */
+export function pauseAfterConflict(n: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, conflictBackoffMs(n)));
+}
+
 export async function readModifyWrite<T>(attempt: () => Promise<T>, maxAttempts = OPTIMISTIC_ATTEMPTS): Promise<T> {
   for (let n = 1; ; n++) {
     try {
@@ -28,7 +33,7 @@ export async function readModifyWrite<T>(attempt: () => Promise<T>, maxAttempts 
       if (n >= maxAttempts) {
         throw new ServiceUnavailableError(`the record kept changing under ${n} attempts to update it; retry`, 1);
       }
-      await new Promise((r) => setTimeout(r, conflictBackoffMs(n)));
+      await pauseAfterConflict(n);
     }
   }
 }

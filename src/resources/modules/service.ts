@@ -296,5 +296,4 @@ export class ModuleService {
       return cur ? await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm }) : await this.store.create(doc);
     });
   }
-
 }

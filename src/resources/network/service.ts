@@ -9,7 +9,7 @@ import { pageQuery, toPage, type Page, type PageRequest } from '../../http/pagin
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { Logger } from '../../log.js';
 import { heartbeatId, type HeartbeatStore } from './heartbeat-store.js';
-import { conflictBackoffMs, OPTIMISTIC_ATTEMPTS, readModifyWrite } from '../../store/optimistic.js';
+import { OPTIMISTIC_ATTEMPTS, pauseAfterConflict, readModifyWrite } from '../../store/optimistic.js';
 import type { HostWrite, NetworkHostStore } from './host-store.js';
 import {
   foldSightings,
@@ -141,7 +141,7 @@ export class NetworkService {
       if (pending.length > 0 && attempt >= OPTIMISTIC_ATTEMPTS) {
         throw new ConflictError(`${pending.length} host(s) kept changing concurrently; retry the report (it is idempotent)`);
       }
-      if (pending.length > 0) await new Promise((r) => setTimeout(r, conflictBackoffMs(attempt)));
+      if (pending.length > 0) await pauseAfterConflict(attempt);
     }
     return result;
   }
