@@ -207,7 +207,7 @@ async function main(): Promise<void> {
     const svc = await startService({
       runtime,
       profileDir,
-      env: { ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: PREFIX, ECS_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info' },
+      env: { ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: PREFIX, ECS_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' },
     });
     log(`service (${runtime}) at ${svc.url}, pid ${svc.pid}; idle RSS ${sample(svc.pid).rssMb.toFixed(0)} MB`);
     const root = seeded.roots[0];

@@ -25,8 +25,13 @@ export interface Config {
   rateLimitPerMinute: number;
   installerBaseUrl: string;
   installerSigningKey: string;
+  /** ECS_DEVELOPMENT; unset: true exactly when the managed local node runs (no ELASTICSEARCH_URL). */
+  development: boolean;
   installerUrlTtlSeconds: number;
 }
+
+/** Signs installer URLs when ECS_INSTALLER_SIGNING_KEY is unset; the service starts with it only in development mode. */
+export const DEVELOPMENT_INSTALLER_SIGNING_KEY = 'development-only-installer-signing-key';
 
 const schema = Joi.object({
   HOST: Joi.string().default('0.0.0.0'),
@@ -54,8 +59,9 @@ const schema = Joi.object({
     .default('public'),
   ECS_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(0).default(0),
   ECS_INSTALLER_BASE_URL: Joi.string().uri().default('https://downloads.example.invalid/installers'),
-  ECS_INSTALLER_SIGNING_KEY: Joi.string().min(16).default('development-only-installer-signing-key'),
+  ECS_INSTALLER_SIGNING_KEY: Joi.string().min(16).default(DEVELOPMENT_INSTALLER_SIGNING_KEY),
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
+  ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
 }).unknown(true);
 
 /** Reads and validates the environment; throws naming the bad variable. */
@@ -85,5 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     installerBaseUrl: v.ECS_INSTALLER_BASE_URL as string,
     installerSigningKey: v.ECS_INSTALLER_SIGNING_KEY as string,
     installerUrlTtlSeconds: v.ECS_INSTALLER_URL_TTL_SECONDS as number,
+    // `npm install && npm start` on a fresh machine (managed local node) is a development run.
+    development: (v.ECS_DEVELOPMENT as boolean | undefined) ?? v.ELASTICSEARCH_URL === undefined,
   };
 }

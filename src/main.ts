@@ -1,7 +1,8 @@
 /** `npm start`: the service on :8080, with a managed local Elasticsearch unless ELASTICSEARCH_URL is set. */
 import { loadConfig } from './config.js';
 import { createLogger } from './log.js';
-import { startServer } from './server.js';
+import { startServer, type RunningServer } from './server.js';
+import { assertStartableConfig } from './start-checks.js';
 import { startLocalNode, type LocalNode } from './dev/local-elasticsearch.js';
 import { boundHeapGrowth } from './runtime.js';
 
@@ -11,17 +12,25 @@ const config = loadConfig();
 const log = createLogger(config.logLevel);
 
 let node: LocalNode | undefined;
-let esUrl = config.elasticsearchUrl;
-if (!esUrl) {
-  node = await startLocalNode({
-    name: 'dev',
-    port: Number(process.env.ECS_LOCAL_ES_PORT ?? 0),
-    log: (line) => log.info(line),
-  });
-  esUrl = node.url;
+let server: RunningServer;
+try {
+  // Before the managed node starts: a refused configuration leaves nothing running.
+  assertStartableConfig(config);
+  let esUrl = config.elasticsearchUrl;
+  if (!esUrl) {
+    node = await startLocalNode({
+      name: 'dev',
+      port: Number(process.env.ECS_LOCAL_ES_PORT ?? 0),
+      log: (line) => log.info(line),
+    });
+    esUrl = node.url;
+  }
+  server = await startServer({ config, log, elasticsearchUrl: esUrl });
+} catch (err) {
+  log.fatal((err as Error).message);
+  if (node?.started) await node.stop();
+  process.exit(1);
 }
-
-const server = await startServer({ config, log, elasticsearchUrl: esUrl });
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

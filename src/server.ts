@@ -7,6 +7,7 @@ import { createApp, type AppHandle } from './app.js';
 import { createClient, type RefreshPolicy, type StoreContext } from './store/client.js';
 import { ensureIndices } from './store/indices.js';
 import { onIndicesReady } from './resources/index.js';
+import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
 
 export interface RunningServer {
   url: string;
@@ -43,12 +44,14 @@ async function prepareIndices(store: StoreContext, handle: AppHandle, log: Logge
 
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config, log } = opts;
+  assertStartableConfig(config);
   const store: StoreContext = {
     client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs),
     prefix: config.indexPrefix,
     refresh: opts.refresh ?? 'wait_for',
   };
   const handle = createApp({ config, store, log });
+  warnOpenOperations(handle.routes, config, log);
   let stopped = false;
   const ready = prepareIndices(store, handle, log, () => stopped);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.

@@ -9,7 +9,7 @@ describe('process lifecycle', () => {
     this.timeout(60_000);
     const es = await testElasticsearch();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, ELASTICSEARCH_URL: es.url, PORT: '0', HOST: '127.0.0.1', ECS_INDEX_PREFIX: `${RUN_PREFIX}-life`, LOG_LEVEL: 'info' },
+      env: { ...process.env, ELASTICSEARCH_URL: es.url, PORT: '0', HOST: '127.0.0.1', ECS_INDEX_PREFIX: `${RUN_PREFIX}-life`, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

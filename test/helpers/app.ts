@@ -47,6 +47,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
     // A device migration that a test triggers without naming a database (fuzzing every route)
     // must not write into a shared one: an in-memory PGlite per app, gone when it closes.
     DATABASE_URL: 'pglite:memory',
+    // Installer URLs signed with the development key (the service refuses it outside development).
+    ECS_DEVELOPMENT: 'true',
     ...env,
   });
   const logs: string[] = [];

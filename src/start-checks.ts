@@ -1,0 +1,27 @@
+/** Start-up checks of the service's configuration: refuse what must not run in production, warn about what is open. */
+import { DEVELOPMENT_INSTALLER_SIGNING_KEY, type Config } from './config.js';
+import type { RouteSpec } from './http/routes.js';
+import type { Logger } from './log.js';
+
+/** Throws, naming the variable, when the service would sign installer URLs with the public development key. */
+export function assertStartableConfig(config: Config): void {
+  if (config.installerSigningKey === DEVELOPMENT_INSTALLER_SIGNING_KEY && !config.development) {
+    throw new Error(
+      'refusing to start: ECS_INSTALLER_SIGNING_KEY is unset, so installer URLs would be signed with the ' +
+        'development key that is in the source code. Set ECS_INSTALLER_SIGNING_KEY to a secret (at least ' +
+        '16 characters), or ECS_DEVELOPMENT=true for a development run.',
+    );
+  }
+}
+
+/** Logs one warning when operations the spec leaves unsecured (no `sec`) answer callers that send no token. */
+export function warnOpenOperations(routes: readonly RouteSpec[], config: Config, log: Logger): void {
+  if (config.requireTokenEverywhere) return;
+  const open = routes.filter((r) => !r.sec).map((r) => `${r.method} ${r.path}`);
+  if (open.length === 0) return;
+  log.warn(
+    { openOperations: open },
+    `ECS_REQUIRE_TOKEN_EVERYWHERE=false: ${open.length} operations the spec leaves unsecured answer callers ` +
+      'without a token; set ECS_REQUIRE_TOKEN_EVERYWHERE=true unless every caller is trusted (e.g. behind a gateway)',
+  );
+}
