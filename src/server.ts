@@ -67,7 +67,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host}:${port}`;
-  log.info({ url, elasticsearch: opts.elasticsearchUrl, prefix: config.indexPrefix }, 'endpoint control service listening');
+  log.info({ url, elasticsearch: opts.elasticsearchUrl, prefix: config.indexPrefix, node: process.version }, 'endpoint control service listening');
 
   return {
     url,

@@ -8,6 +8,7 @@ interface LogLine {
   level: number;
   msg: string;
   openOperations?: string[];
+  node?: string;
 }
 
 const OPEN_WARNING = 'ECS_REQUIRE_TOKEN_EVERYWHERE=false';
@@ -66,6 +67,10 @@ describe('start-up checks', function () {
     try {
       const res = await app.anon.get('/client-version/default');
       expect(res.status).to.equal(200);
+      // The listening line names the Node it runs on: a supported one (engines: >= 22).
+      const listening = parse(app.logs).find((l) => l.msg === 'endpoint control service listening');
+      expect(listening?.node).to.equal(process.version);
+      expect(Number(process.versions.node.split('.')[0])).to.be.at.least(22);
     } finally {
       await app.close();
     }
