@@ -7,9 +7,9 @@ import type { Logger } from './log.js';
 export function assertStartableConfig(config: Config): void {
   if (config.installerSigningKey === DEVELOPMENT_INSTALLER_SIGNING_KEY && !config.development) {
     throw new Error(
-      'refusing to start: ECS_INSTALLER_SIGNING_KEY is unset, so installer URLs would be signed with the ' +
-        'development key that is in the source code. Set ECS_INSTALLER_SIGNING_KEY to a secret (at least ' +
-        '16 characters), or ECS_DEVELOPMENT=true for a development run.',
+      'refusing to start: ECS_INSTALLER_SIGNING_KEY is unset (or the development key), so installer URLs ' +
+        'would be signed with a key that is in the source code. Set ECS_INSTALLER_SIGNING_KEY to a secret ' +
+        '(at least 16 characters), or ECS_DEVELOPMENT=true for a development run.',
     );
   }
 }
