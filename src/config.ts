@@ -26,6 +26,8 @@ export interface Config {
   installerBaseUrl: string;
   installerSigningKey: string;
   installerUrlTtlSeconds: number;
+  /** How long an Idempotency-Key is remembered. */
+  idempotencyKeyTtlSeconds: number;
 }
 
 const schema = Joi.object({
@@ -56,6 +58,7 @@ const schema = Joi.object({
   ECS_INSTALLER_BASE_URL: Joi.string().uri().default('https://downloads.example.invalid/installers'),
   ECS_INSTALLER_SIGNING_KEY: Joi.string().min(16).default('development-only-installer-signing-key'),
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
+  ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
 }).unknown(true);
 
 /** Reads and validates the environment; throws naming the bad variable. */
@@ -85,5 +88,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     installerBaseUrl: v.ECS_INSTALLER_BASE_URL as string,
     installerSigningKey: v.ECS_INSTALLER_SIGNING_KEY as string,
     installerUrlTtlSeconds: v.ECS_INSTALLER_URL_TTL_SECONDS as number,
+    idempotencyKeyTtlSeconds: v.ECS_IDEMPOTENCY_KEY_TTL_SECONDS as number,
   };
 }
