@@ -27,18 +27,33 @@ async function until(what: string, ok: () => Promise<boolean>, deadlineMs = 60_0
   }
 }
 
-/** A pass-through proxy to Elasticsearch that can lose the answer to the next request matching a pattern. */
-async function startLossyProxy(upstream: string): Promise<{ url: string; loseAnswerOfNext(re: RegExp): void; lost: number; close(): Promise<void> }> {
+interface LossyProxy {
+  url: string;
+  /** The next request matching `re` is done by Elasticsearch, but its answer never reaches the service. */
+  loseAnswerOfNext(re: RegExp): void;
+  /** Runs `effect` (freezing the node) just before the next request matching `re` is forwarded. */
+  beforeNext(re: RegExp, effect: () => void): void;
+  lost: number;
+  close(): Promise<void>;
+}
+
+/** A pass-through proxy to Elasticsearch (a new upstream connection per request) with one-shot faults. */
+async function startLossyProxy(upstream: string): Promise<LossyProxy> {
   const target = new URL(upstream);
   let lose: RegExp | undefined;
+  let before: { re: RegExp; effect: () => void } | undefined;
   const state = { lost: 0 };
   const server = http.createServer((req, res) => {
     const line = `${req.method} ${req.url}`;
+    if (before?.re.test(line)) {
+      const { effect } = before;
+      before = undefined;
+      effect();
+    }
     const up = http.request(
       { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false },
       (upRes) => {
         if (lose?.test(line)) {
-          // Elasticsearch did the work; its answer never reaches the service.
           lose = undefined;
           state.lost++;
           upRes.resume();
@@ -57,6 +72,9 @@ async function startLossyProxy(upstream: string): Promise<{ url: string; loseAns
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     loseAnswerOfNext: (re) => {
       lose = re;
+    },
+    beforeNext: (re, effect) => {
+      before = { re, effect };
     },
     get lost() {
       return state.lost;
@@ -78,7 +96,7 @@ async function agentCount(api: Api, orgId: string): Promise<number> {
 
 describe('Idempotency-Key: retries of server-id creates without duplicates (issue 15)', function () {
   this.timeout(120_000);
-  let proxy: Awaited<ReturnType<typeof startLossyProxy>>;
+  let proxy: LossyProxy;
   let app: TestApp;
   let adminA: Api;
   let orgA: string;
@@ -284,44 +302,68 @@ describe('Idempotency-Key across a store outage (a dedicated node, frozen)', fun
   const NODE = 'idempotency-outage';
   const instanceDir = path.resolve('.local', `es-${NODE}`);
   let node: LocalNode;
+  let proxy: LossyProxy;
   let app: TestApp;
   let admin: Api;
-  let org: string;
 
   before(async () => {
     await stopLocalNode(NODE);
     fs.rmSync(path.join(instanceDir, 'data'), { recursive: true, force: true });
     node = await startLocalNode({ name: NODE, port: await freePort(), heap: '384m', log: (l) => process.stderr.write(`  [es-idem] ${l}\n`) });
+    proxy = await startLossyProxy(node.url);
     app = await startTestApp(
       { ECS_INDEX_PREFIX: `${RUN_PREFIX}-idem`, ECS_STORE_TIMEOUT_MS: '1000', ECS_REQUEST_TIMEOUT_MS: '3000' },
-      { elasticsearchUrl: node.url },
+      { elasticsearchUrl: proxy.url },
     );
-    org = await app.world.org();
-    admin = app.world.as(await app.world.token('admin', org));
+    admin = app.world.as(await app.world.token('system'));
   });
   after(async () => {
     await app?.close();
+    await proxy?.close();
     await stopLocalNode(NODE);
     fs.rmSync(path.join(instanceDir, 'data'), { recursive: true, force: true });
   });
 
-  it('a create with a key during the outage answers 503; retried after recovery: 200 and exactly one record', async () => {
-    const k = key();
-    const body = { orgId: org, displayName: uid('agent') };
-    process.kill(-node.pid, 'SIGSTOP');
+  const freeze = (): void => void process.kill(-node.pid, 'SIGSTOP');
+  const thaw = (): void => void process.kill(-node.pid, 'SIGCONT');
+
+  /** A create with a key during the outage: 503 with Retry-After. */
+  async function createDuringOutage(body: Record<string, unknown>, k: string, freezeFirst: boolean): Promise<void> {
     let during: ApiResponse;
+    if (freezeFirst) freeze();
+    else proxy.beforeNext(/^PUT \/[^/]*-endpoints\/_create\//, freeze);
     try {
       during = await admin.post('/endpoint', body, withKey(k));
     } finally {
-      process.kill(-node.pid, 'SIGCONT');
+      thaw();
     }
     expectErrorBody(during, 503);
     expect(Number(during.headers.get('retry-after'))).to.be.greaterThan(0);
     await until('ready after SIGCONT', async () => (await app.anon.get('/health/ready')).status === 200);
+  }
+
+  it('the node frozen before the request: 503; retried after recovery: 200 and exactly one record', async () => {
+    const org = await app.world.org();
+    const k = key();
+    const body = { orgId: org, displayName: uid('agent') };
+    await createDuringOutage(body, k, true);
     const retry = await admin.post<EndpointRecord>('/endpoint', body, withKey(k));
     expect(retry.status, retry.text).to.equal(200);
     const again = await admin.post<EndpointRecord>('/endpoint', body, withKey(k));
     expect(again.body).to.deep.equal(retry.body);
+    expect(await agentCount(admin, org)).to.equal(1);
+  });
+
+  it('the node frozen with the create sent (the issue: 503, yet written once the node is back); retried: 200, the same one record', async () => {
+    const org = await app.world.org();
+    const k = key();
+    const body = { orgId: org, displayName: uid('agent') };
+    await createDuringOutage(body, k, false);
+    await until('the create sent before the freeze lands', async () => (await agentCount(admin, org)) === 1);
+    const landed = await admin.post<{ items: EndpointRecord[] }>('/endpoint/page-search', { criteria: { orgId: org } });
+    const retry = await admin.post<EndpointRecord>('/endpoint', body, withKey(k));
+    expect(retry.status, retry.text).to.equal(200);
+    expect(retry.body.id).to.equal(landed.body.items[0].id);
     expect(await agentCount(admin, org)).to.equal(1);
   });
 });
