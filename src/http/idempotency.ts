@@ -18,6 +18,7 @@ import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { AppError, BadRequestError, ConflictError } from './errors.js';
 import type { Principal } from './auth.js';
+import type { Reply } from './routes.js';
 import type { Logger } from '../log.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -59,13 +60,6 @@ export interface IdempotencyKeyStore {
   complete(id: string, outcome: IdempotentOutcome): Promise<void>;
   /** Deletes the records expired before `now`, at most once per `minIntervalMs` per instance, in the background. */
   purgeExpiredSoon(now: Date, minIntervalMs: number): void;
-}
-
-export interface IdempotentReply {
-  status: number;
-  body?: unknown;
-  contentType?: string;
-  headers?: Record<string, string>;
 }
 
 /** The key of a request to an idempotent operation; undefined when absent, 400 when malformed. */
@@ -125,7 +119,7 @@ export class Idempotency {
    * Runs `operation` at most once per (caller, method, path, key) within the key's lifetime:
    * `createdId` is the id the created record must take.
    */
-  async run(req: IdempotentRequest, operation: (createdId: string) => Promise<IdempotentReply>): Promise<IdempotentReply> {
+  async run(req: IdempotentRequest, operation: (createdId: string) => Promise<Reply>): Promise<Reply> {
     // The bootstrap token has a stable tokenId too; every caller without a token shares "anonymous".
     const caller = req.principal.tokenId ?? req.principal.role;
     const id = sha256(`${caller}\n${req.method}\n${req.path}\n${req.key}`);
@@ -148,25 +142,24 @@ export class Idempotency {
     }
     if (claimed.state === 'DONE' && claimed.outcome) return replay(claimed.outcome);
 
-    let outcome: IdempotentOutcome;
-    let reply: IdempotentReply | undefined;
+    let reply: Reply;
     try {
       reply = await operation(uuidFrom(sha256(`${id}\n${claimed.nonce}`)));
-      outcome = { kind: 'reply', ...reply };
     } catch (err) {
       // A 5xx (store outage, time-out) is not an outcome: the key stays IN_FLIGHT and a retry runs again.
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      outcome = { kind: 'error', status: err.status, message: err.message, exception: err.exception, headers: err.headers };
-      await this.keys.complete(id, outcome).catch((e: unknown) => this.completeFailed(e));
+      await this.remember({ kind: 'error', status: err.status, message: err.message, exception: err.exception, headers: err.headers }, id);
       throw err;
     }
-    // The operation is done: an outcome that could not be stored only costs a retry a run again.
-    await this.keys.complete(id, outcome).catch((e: unknown) => this.completeFailed(e));
+    await this.remember({ kind: 'reply', ...reply }, id);
     return reply;
   }
 
-  private completeFailed(err: unknown): void {
-    this.log.warn({ err: { message: (err as Error).message } }, 'idempotency key outcome not stored; a retry runs the operation again');
+  /** The operation is done: an outcome that cannot be stored only costs a retry a run again. */
+  private async remember(outcome: IdempotentOutcome, id: string): Promise<void> {
+    await this.keys.complete(id, outcome).catch((err: unknown) => {
+      this.log.warn({ err: { message: (err as Error).message } }, 'idempotency key outcome not stored; a retry runs the operation again');
+    });
   }
 
   /** The record the request goes by: its own new claim, or the live one already there. */
@@ -181,7 +174,7 @@ export class Idempotency {
   }
 }
 
-function replay(outcome: IdempotentOutcome): IdempotentReply {
+function replay(outcome: IdempotentOutcome): Reply {
   const headers = { ...(outcome.headers ?? {}), [REPLAYED_HEADER]: 'true' };
   if (outcome.kind === 'error') throw new AppError(outcome.status, outcome.message, outcome.exception, headers);
   return { status: outcome.status, body: outcome.body, contentType: outcome.contentType, headers };
