@@ -14,6 +14,7 @@ import { errorHandler, observe, createMetrics, type Metrics } from './http/obser
 import { requestTimeout, rateLimiter } from './http/limits.js';
 import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
 import { buildOpenApi, docsPage } from './http/openapi.js';
+import { Idempotency } from './http/idempotency.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
 
 export interface AppHandle {
@@ -88,6 +89,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     orgs: services.orgs,
     requireTokenEverywhere: config.requireTokenEverywhere,
     limitRate: rateLimiter(config.rateLimitPerMinute),
+    idempotency: new Idempotency(services.idempotencyKeys, config.idempotencyKeyTtlSeconds, log),
     parseBody: koaBody({
       json: true,
       urlencoded: false,

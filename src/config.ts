@@ -28,6 +28,8 @@ export interface Config {
   /** ECS_DEVELOPMENT; unset: true exactly when the managed local node runs (no ELASTICSEARCH_URL). */
   development: boolean;
   installerUrlTtlSeconds: number;
+  /** How long an Idempotency-Key is remembered. */
+  idempotencyKeyTtlSeconds: number;
 }
 
 /** Signs installer URLs when ECS_INSTALLER_SIGNING_KEY is unset; the service starts with it only in development mode. */
@@ -62,6 +64,7 @@ const schema = Joi.object({
   ECS_INSTALLER_SIGNING_KEY: Joi.string().min(16).default(DEVELOPMENT_INSTALLER_SIGNING_KEY),
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
   ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
+  ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
 }).unknown(true);
 
 /** Reads and validates the environment; throws naming the bad variable. */
@@ -93,5 +96,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     installerUrlTtlSeconds: v.ECS_INSTALLER_URL_TTL_SECONDS as number,
     // `npm install && npm start` on a fresh machine (managed local node) is a development run.
     development: (v.ECS_DEVELOPMENT as boolean | undefined) ?? v.ELASTICSEARCH_URL === undefined,
+    idempotencyKeyTtlSeconds: v.ECS_IDEMPOTENCY_KEY_TTL_SECONDS as number,
   };
 }

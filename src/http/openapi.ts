@@ -40,11 +40,24 @@ const INFRASTRUCTURE_ERRORS: Record<number, string> = {
 };
 
 function infrastructureErrors(spec: RouteSpec): number[] {
-  return [401, 429, 503, ...(spec.body ? [413] : [])];
+  // An Idempotency-Key can be malformed (400) or reused for another request (409).
+  return [401, 429, 503, ...(spec.body ? [413] : []), ...(spec.idempotent ? [400, 409] : [])];
 }
 
+/** The Idempotency-Key header of `idempotent` operations (an extension of the spec). */
+const idempotencyKeyParameter: JsonSchema = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Extension: a repeat with the same key and request from the same token answers the first outcome and creates nothing more; ' +
+    'the same key with another request answers 409. Keys expire after ECS_IDEMPOTENCY_KEY_TTL_SECONDS (default 24 h).',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+  'x-extension': true,
+};
+
 function parameters(spec: RouteSpec): JsonSchema[] {
-  const out: JsonSchema[] = [];
+  const out: JsonSchema[] = spec.idempotent ? [idempotencyKeyParameter] : [];
   const names = [...spec.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
   const paramSchemas = spec.params ? (toSchema(spec.params).properties as Record<string, JsonSchema> | undefined) : {};
   for (const name of names) {

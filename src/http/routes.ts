@@ -9,6 +9,7 @@ import type Koa from 'koa';
 import Joi from 'joi';
 import { Access, ANONYMOUS, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal, type Role } from './auth.js';
 import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
+import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 
 export const API_PREFIX = '/endpoint-control-service/v1';
@@ -30,6 +31,11 @@ export interface HandlerInput<P, Q, B> {
   log: Logger;
   /** The request path, for messages. */
   path: string;
+  /**
+   * Set on an `idempotent` operation called with an Idempotency-Key: the id its created record
+   * must take (derived from the key; src/http/idempotency.ts). Undefined: the service draws one.
+   */
+  createdId?: string;
 }
 
 export interface Reply {
@@ -53,6 +59,12 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   roles: readonly Role[];
   /** True for operations beyond the spec (admin, reads a gateway needs). */
   extension?: boolean;
+  /**
+   * A create whose record id the server generates: accepts an Idempotency-Key (extension) and
+   * passes `createdId` to its handler, which must create the record under that id and answer
+   * the existing record when that id already exists (src/http/idempotency.ts).
+   */
+  idempotent?: boolean;
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
   body?: Joi.Schema;
@@ -142,6 +154,8 @@ export interface MountDeps {
   limitRate?: (principal: Principal) => void;
   /** JSON body parser, run only for operations that declare a body (after authentication). */
   parseBody: Koa.Middleware;
+  /** Runs `idempotent` operations called with an Idempotency-Key. */
+  idempotency: Idempotency;
 }
 
 function tokenFrom(ctx: Koa.Context): string | undefined {
@@ -208,14 +222,13 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const params = validateParams(spec, ctx.params);
       const query = validatePart<unknown>(spec.query, ctx.query, 'query');
       const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
-      const reply = await spec.handler({
-        params,
-        query,
-        body,
-        access: new Access(principal, deps.orgs),
-        log: ctx.state.log as Logger,
-        path: ctx.path,
-      });
+      const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
+      const run = (createdId?: string): Promise<Reply> =>
+        spec.handler({ params, query, body, access: new Access(principal, deps.orgs), log: ctx.state.log as Logger, path: ctx.path, createdId });
+      const reply: Reply =
+        key === undefined
+          ? await run()
+          : await deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
       if (reply.body === undefined) {
         // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
         // Koa turns a null body into 204, so the status is set after it.

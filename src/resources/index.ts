@@ -58,6 +58,7 @@ import { reportRoutes } from './reports/routes.js';
 import { OrgAgentConfigStore } from './org-agent-config/store.js';
 import { OrgAgentConfigService } from './org-agent-config/service.js';
 import { orgAgentConfigRoutes } from './org-agent-config/routes.js';
+import { IdempotencyKeyDocStore } from './idempotency/store.js';
 
 export interface BaseDeps {
   config: Config;
@@ -83,6 +84,8 @@ export interface Services {
   network: NetworkService;
   reports: ReportService;
   orgAgentConfig: OrgAgentConfigService;
+  /** Idempotency-Key records, for the router (src/http/idempotency.ts). */
+  idempotencyKeys: IdempotencyKeyDocStore;
 }
 
 export function createServices({ config, store, log }: BaseDeps): Services {
@@ -143,6 +146,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     network,
     reports,
     orgAgentConfig,
+    idempotencyKeys: new IdempotencyKeyDocStore(store, log),
   };
 }
 

@@ -125,10 +125,12 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       sec: true,
       roles: WRITERS,
       params: endpointIdParams,
+      idempotent: true,
       body: newMessage,
       responses: { 201: { description: 'Created', schema: endpointCommandMessage } },
       errors: [...STD_ERRORS, 404, 409],
-      handler: async ({ params, body, access }) => created(await svc.createMessage(params.endpointId, body, access)),
+      handler: async ({ params, body, access, createdId }) =>
+        created(await svc.createMessage(params.endpointId, body, access, createdId)),
     }),
     defineRoute<{ endpointId: string }, ListQuery>({
       operationId: 'listEndpointCommandMessages',
@@ -222,11 +224,12 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       sec: true,
       roles: WRITERS,
       params: endpointIdParams,
+      idempotent: true,
       body: commandRequest,
       responses: { 200: { description: 'OK (the command message is queued)' } },
       errors: [400, 401, 403, 404, 409, 500],
-      handler: async ({ params, body, access }) => {
-        await svc.runCommand(params.endpointId, body, access);
+      handler: async ({ params, body, access, createdId }) => {
+        await svc.runCommand(params.endpointId, body, access, createdId);
         return emptyOk();
       },
     }),
@@ -238,11 +241,12 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       tag: 'csi',
       sec: true,
       roles: WRITERS,
+      idempotent: true,
       body: supportInformationRequest,
       responses: { 200: { description: 'OK (the command message is queued)' } },
       errors: [400, 401, 403, 404, 409, 500],
-      handler: async ({ body, access }) => {
-        await svc.requestSupportInformation(body, access);
+      handler: async ({ body, access, createdId }) => {
+        await svc.requestSupportInformation(body, access, createdId);
         return emptyOk();
       },
     }),
@@ -255,11 +259,12 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       sec: true,
       roles: WRITERS,
       params: idParams,
+      idempotent: true,
       body: iocUpdateData,
       responses: { 200: { description: 'OK (the command message is queued)' } },
       errors: [400, 401, 403, 404, 409, 500],
-      handler: async ({ params, body, access }) => {
-        await svc.updateIocRules(params.id, body.rulesUrl, access);
+      handler: async ({ params, body, access, createdId }) => {
+        await svc.updateIocRules(params.id, body.rulesUrl, access, createdId);
         return emptyOk();
       },
     }),
@@ -271,11 +276,12 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       tag: 'endpoint',
       sec: true,
       roles: WRITERS,
+      idempotent: true,
       params: endpointIdParams,
       responses: { 200: { description: 'OK (the command message is queued)' } },
       errors: [400, 401, 403, 404, 409, 500],
-      handler: async ({ params, access }) => {
-        await svc.uninstallProtect(params.endpointId, access);
+      handler: async ({ params, access, createdId }) => {
+        await svc.uninstallProtect(params.endpointId, access, createdId);
         return emptyOk();
       },
     }),

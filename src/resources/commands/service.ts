@@ -79,10 +79,14 @@ export class CommandService {
     return hit;
   }
 
-  private async enqueue(ep: Stored<EndpointDoc>, msg: NewMessage, access: Access): Promise<EndpointCommandMessage> {
+  /**
+   * Queues a message under `createdId` (an Idempotency-Key's, src/http/idempotency.ts) or a
+   * random id; a `createdId` that exists is an earlier attempt of the same request, answered as it is now.
+   */
+  private async enqueue(ep: Stored<EndpointDoc>, msg: NewMessage, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
     const now = new Date().toISOString();
     const doc: CommandMessageDoc = {
-      id: crypto.randomUUID(),
+      id: createdId ?? crypto.randomUUID(),
       status: 'CREATED',
       endpointId: ep.id,
       orgId: ep.doc.orgId,
@@ -96,12 +100,18 @@ export class CommandService {
       createdAt: now,
       updatedAt: now,
     };
-    return toCommandMessage(await this.messages.create(doc));
+    try {
+      return toCommandMessage(await this.messages.create(doc));
+    } catch (err) {
+      const earlier = err instanceof ConflictError && createdId !== undefined ? await this.messages.get(createdId) : undefined;
+      if (earlier && earlier.doc.endpointId === ep.id) return toCommandMessage(earlier);
+      throw err;
+    }
   }
 
   /** POST /command-message/endpoint/{endpoint-id}: a raw message, queued even while disconnected. */
-  async createMessage(endpointId: string, msg: NewMessage, access: Access): Promise<EndpointCommandMessage> {
-    return this.enqueue(await this.target(endpointId, access, 'live'), msg, access);
+  async createMessage(endpointId: string, msg: NewMessage, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
+    return this.enqueue(await this.target(endpointId, access, 'live'), msg, access, createdId);
   }
 
   /** GET /command-message/{id}. */
@@ -195,7 +205,7 @@ export class CommandService {
   }
 
   /** POST /command/endpoint/{endpointId}. */
-  async runCommand(endpointId: string, req: CommandRequest, access: Access): Promise<EndpointCommandMessage> {
+  async runCommand(endpointId: string, req: CommandRequest, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
     const ep = await this.target(endpointId, access, 'connected');
     const accepted = await this.accepted(ep);
     if (!accepted.includes(req.command)) {
@@ -203,27 +213,27 @@ export class CommandService {
         `body.command: ${req.command} is not accepted by endpoint ${endpointId} (accepted: ${accepted.join(', ') || 'none'})`,
       );
     }
-    return this.enqueue(ep, { module: 'cmd', name: req.command, payload: { args: req.args ?? [] } }, access);
+    return this.enqueue(ep, { module: 'cmd', name: req.command, payload: { args: req.args ?? [] } }, access, createdId);
   }
 
   /** POST /csi: run the support-information utility in a mode. */
-  async requestSupportInformation(req: SupportInformationRequest, access: Access): Promise<EndpointCommandMessage> {
+  async requestSupportInformation(req: SupportInformationRequest, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
     const ep = await this.target(req.endpointId, access, 'connected');
-    return this.enqueue(ep, { module: 'support', name: 'csi', payload: { mode: req.mode } }, access);
+    return this.enqueue(ep, { module: 'support', name: 'csi', payload: { mode: req.mode } }, access, createdId);
   }
 
   /** POST /endpoint/{id}/dynamic-module/ioc: fetch new IOC rules from an https URL. */
-  async updateIocRules(endpointId: string, rulesUrl: string, access: Access): Promise<EndpointCommandMessage> {
+  async updateIocRules(endpointId: string, rulesUrl: string, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
     const ep = await this.target(endpointId, access, 'connected');
-    return this.enqueue(ep, { module: 'iocDetection', name: 'update-rules', payload: { rulesUrl } }, access);
+    return this.enqueue(ep, { module: 'iocDetection', name: 'update-rules', payload: { rulesUrl } }, access, createdId);
   }
 
   /** POST /endpoint/{endpointId}/uninstall-protect: uninstall the antivirus product. */
-  async uninstallProtect(endpointId: string, access: Access): Promise<EndpointCommandMessage> {
+  async uninstallProtect(endpointId: string, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
     const ep = await this.target(endpointId, access, 'connected');
     const installation = await this.vendors.antivirusInstallation(ep.id);
     const payload: Record<string, unknown> = { product: UNINSTALL_PROTECT_PRODUCT };
     if (installation) Object.assign(payload, installation);
-    return this.enqueue(ep, { module: 'antivirus', name: 'uninstall-protect', payload }, access);
+    return this.enqueue(ep, { module: 'antivirus', name: 'uninstall-protect', payload }, access, createdId);
   }
 }

@@ -21,10 +21,11 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       tag: TAG,
       sec: true,
       roles: WRITERS,
+      idempotent: true,
       body: endpointBody('lte').required(),
       responses: { 200: { description: 'OK', schema: lteEndpointRecord } },
       errors: [...STD_ERRORS, 409],
-      handler: async ({ body, access }) => ok(await svc.create(body, 'lte', access)),
+      handler: async ({ body, access, createdId }) => ok(await svc.create(body, 'lte', access, createdId)),
     }),
     defineRoute<Record<string, never>, Record<string, never>, EndpointInput>({
       operationId: 'updateLteEndpoint',

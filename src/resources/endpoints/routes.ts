@@ -72,10 +72,11 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       tag: TAG,
       sec: true,
       roles: WRITERS,
+      idempotent: true,
       body: polymorphicEndpointBody().required(),
       responses: { 200: { description: 'OK', schema: anyEndpointRecord } },
       errors: [...STD_ERRORS, 409],
-      handler: async ({ body, access }) => ok(await svc.create(body, familyOf(body.type ?? 'VC_ENDPOINT'), access)),
+      handler: async ({ body, access, createdId }) => ok(await svc.create(body, familyOf(body.type ?? 'VC_ENDPOINT'), access, createdId)),
     }),
     defineRoute<{ id: string }>({
       operationId: 'getEndpoint',

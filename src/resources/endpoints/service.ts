@@ -161,17 +161,28 @@ export class EndpointService {
     return doc;
   }
 
-  /** Creates a record of a family; id generated when absent, 409 when it exists or a unique key is held. */
-  async create(input: EndpointInput, family: Family, access: Access): Promise<EndpointRecord> {
+  /**
+   * Creates a record of a family; 409 when it exists or a unique key is held. Without `input.id`
+   * the record takes `createdId` (an Idempotency-Key's, src/http/idempotency.ts) or a random id;
+   * a `createdId` that exists is an earlier attempt of the same request, answered as it is now.
+   */
+  async create(input: EndpointInput, family: Family, access: Access, createdId?: string): Promise<EndpointRecord> {
     const orgId = input.orgId ?? access.principal.orgId;
     if (!orgId) throw new BadRequestError('body.orgId: required');
     await access.assertOrg(orgId);
-    const id = input.id ?? crypto.randomUUID();
+    const id = input.id ?? createdId ?? crypto.randomUUID();
     const doc = this.buildDoc(id, { ...input, orgId }, family, access);
     const claimed = await this.claimKeys(id, endpointKeys(doc));
     try {
       return toEndpointRecord(await this.store.create(doc));
     } catch (err) {
+      const earlier = err instanceof ConflictError && input.id === undefined && id === createdId ? await this.store.get(id) : undefined;
+      if (earlier && !earlier.doc.deleted) {
+        // The keys the earlier attempt's record holds are its own: release only the others.
+        const held = endpointKeys(earlier.doc);
+        await this.releaseKeys(id, claimed.filter((k) => !held.includes(k)));
+        return toEndpointRecord(earlier);
+      }
       await this.releaseKeys(id, claimed);
       if (err instanceof ConflictError) throw new ConflictError(`endpoint ${id} already exists`);
       throw err;

@@ -25,10 +25,11 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       tag: TAG,
       sec: false,
       roles: WRITERS,
+      idempotent: true,
       body: endpointBody('utm').required(),
       responses: { 200: { description: 'OK', schema: utmEndpointRecord } },
       errors: [400, 401, 403, 409],
-      handler: async ({ body, access }) => ok(await svc.create(body, 'utm', access)),
+      handler: async ({ body, access, createdId }) => ok(await svc.create(body, 'utm', access, createdId)),
     }),
     defineRoute<{ id: string }, Record<string, never>, EndpointInput>({
       operationId: 'replaceUtmEndpoint',
