@@ -4,6 +4,7 @@ import { createLogger } from './log.js';
 import { startServer } from './server.js';
 import { startLocalNode, type LocalNode } from './dev/local-elasticsearch.js';
 import { boundHeapGrowth } from './runtime.js';
+import { StoreAccessError } from './store/client.js';
 
 boundHeapGrowth();
 
@@ -21,7 +22,20 @@ if (!esUrl) {
   esUrl = node.url;
 }
 
-const server = await startServer({ config, log, elasticsearchUrl: esUrl });
+/** A cause retrying cannot cure (credentials, TLS trust): one clear line, then exit non-zero. */
+async function fail(err: unknown): Promise<never> {
+  if (err instanceof StoreAccessError) log.fatal(`cannot use Elasticsearch: ${err.message}`);
+  else log.fatal({ err }, 'start-up failed');
+  if (node?.started) await node.stop();
+  process.exit(1);
+}
+
+const server = await startServer({ config, log, elasticsearchUrl: esUrl }).catch(fail);
+// A cluster that was unreachable at start may later refuse the service for good.
+server.ready.catch(async (err: unknown) => {
+  await server.close().catch(() => undefined);
+  await fail(err);
+});
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
