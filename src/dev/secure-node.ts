@@ -4,8 +4,9 @@
  * integ-test distribution lacks analysis-common, so it cannot create its `.security` index:
  * API keys and native users cannot be minted, the file realm works.
  *
- * Single-node discovery needs no transport TLS (the bootstrap check that demands it applies
- * only to nodes that form a cluster), so only `xpack.security.http.ssl` is configured.
+ * No transport TLS: the bootstrap check demanding it (with security on) is enforced only in
+ * production mode; a single-node node bound to 127.0.0.1 runs in development mode, logs the
+ * check as a warning and starts (verified on 9.5.4). Only `xpack.security.http.ssl` is set.
  */
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';

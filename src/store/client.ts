@@ -1,7 +1,7 @@
 /** The Elasticsearch client, its settings and health, and the context every store module receives. */
 import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { Client, errors } from '@elastic/elasticsearch';
+import { Client, ClusterConnectionPool, errors } from '@elastic/elasticsearch';
 
 export type RefreshPolicy = boolean | 'wait_for';
 
@@ -68,6 +68,10 @@ export function createClient(url: string, requestTimeoutMs: number, security: St
     // Writes are retried by the caller only when they are idempotent; reads opt in per call.
     maxRetries: 0,
     compression: false,
+    // A node that fails a request is left out (round-robin over the others) until a ping finds
+    // it alive again; the default weighted pool keeps sending it a share of requests, and with no
+    // retries each of those would fail.
+    ConnectionPool: ClusterConnectionPool,
     // The configured list is the node list: nodes behind containers or NAT advertise addresses
     // this process cannot reach, so sniffing would replace good URLs with unreachable ones.
     sniffOnStart: false,

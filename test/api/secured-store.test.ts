@@ -248,6 +248,12 @@ describe('secured store: security and TLS on, credentials and CA from the enviro
         const e = await t.world.endpoint(org);
         expect((await t.admin.get(`/endpoint/${e.id}`)).status).to.equal(200);
       }
+      // Both nodes are in the client's list; the dead one was tried, marked dead and left out.
+      const pool = t.server.store.client.connectionPool.connections.map((c) => ({ url: c.url.origin, status: c.status }));
+      expect(pool).to.deep.equal([
+        { url: dead, status: 'dead' },
+        { url: node.url, status: 'alive' },
+      ]);
     } finally {
       await t.close();
     }
