@@ -5,12 +5,14 @@
  * header; a node list whose first node is dead.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
-import { freePort, stopLocalNode } from '../../src/dev/local-elasticsearch.js';
+import { freePort, nodeInstanceDir, stopLocalNode } from '../../src/dev/local-elasticsearch.js';
 import { startSecureNode, type SecureNode } from '../../src/dev/secure-node.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
@@ -56,8 +58,12 @@ describe('secured store: security and TLS on, credentials and CA from the enviro
   let node: SecureNode;
   let credentials: Record<string, string>;
 
+  // A node left by an interrupted run is not reused, and no run's indices outlive it.
+  const wipeData = (): void => fs.rmSync(path.join(nodeInstanceDir(NODE), 'data'), { recursive: true, force: true });
+
   before(async () => {
     await stopLocalNode(NODE);
+    wipeData();
     node = await startSecureNode({
       name: NODE,
       port: await freePort(),
@@ -69,6 +75,7 @@ describe('secured store: security and TLS on, credentials and CA from the enviro
 
   after(async () => {
     await stopLocalNode(NODE);
+    wipeData();
   });
 
   it('the node refuses anonymous requests and plain HTTP (the tests below really run against a secured node)', async () => {
