@@ -11,6 +11,7 @@
  */
 import http from 'node:http';
 import { createClient } from '../src/store/client.js';
+import { loadConfig } from '../src/config.js';
 import { FULL, QUICK, seededIds } from './seed.js';
 import { scenarios } from './scenarios.js';
 
@@ -20,7 +21,7 @@ const env = (name: string): string => {
   return v;
 };
 
-const client = createClient(env('ELASTICSEARCH_URL'), 30_000);
+const client = createClient(env('ELASTICSEARCH_URL'), 30_000, loadConfig().elasticsearchSecurity);
 const list = scenarios({
   client,
   prefix: env('BENCH_PREFIX'),

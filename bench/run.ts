@@ -19,12 +19,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { Client } from '@elastic/elasticsearch';
+import type { Client } from '@elastic/elasticsearch';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { createServices } from '../src/resources/index.js';
 import { ensureIndices } from '../src/store/indices.js';
-import type { StoreContext } from '../src/store/client.js';
+import { createClient, type StoreContext } from '../src/store/client.js';
 import { startLocalNode } from '../src/dev/local-elasticsearch.js';
 import { runDirect, type RoundResult } from './direct.js';
 import { cpuSeconds, esNode, machine, sample, watchRss } from './proc.js';
@@ -178,7 +178,7 @@ async function main(): Promise<void> {
     esUrl = node.url;
     stopNode = () => node.stop();
   }
-  const client = new Client({ node: esUrl, requestTimeout: 120_000 });
+  const client = createClient(esUrl, 120_000, config.elasticsearchSecurity);
   const es = await esNode(client);
   const esPid = es.pid;
   const size = quick ? QUICK : FULL;

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { StoreContext } from './store/client.js';
 import { storeAnswers } from './store/client.js';
+import { serviceAliases } from './store/indices.js';
 import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from './http/errors.js';
 import { errorHandler, observe, createMetrics, type Metrics } from './http/observe.js';
 import { requestTimeout, rateLimiter } from './http/limits.js';
@@ -57,7 +58,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     ctx.body = { status: 'UP' };
   });
   ops.get('/health/ready', async (ctx) => {
-    const esUp = await storeAnswers(store.client, store.prefix);
+    const esUp = await storeAnswers(store.client, serviceAliases(store.prefix));
     const ready = esUp && indicesReady;
     ctx.status = ready ? 200 : 503;
     if (!ready) ctx.set('Retry-After', '5');

@@ -1,10 +1,14 @@
 /** Every environment variable the service reads, validated once with joi and typed. */
 import Joi from 'joi';
+import type { StoreSecurity } from './store/client.js';
 
 export interface Config {
   host: string;
   port: number;
+  /** One or several comma-separated node URLs (kept as given; the client splits them). */
   elasticsearchUrl: string | undefined;
+  /** Credentials and TLS trust for the cluster (ELASTICSEARCH_API_KEY / _USERNAME / _PASSWORD / _CA_FILE / _CA_FINGERPRINT). */
+  elasticsearchSecurity: StoreSecurity;
   indexPrefix: string;
   adminToken: string | undefined;
   requireTokenEverywhere: boolean;
@@ -34,11 +38,28 @@ export interface Config {
 
 /** Signs installer URLs when ECS_INSTALLER_SIGNING_KEY is unset; the service starts with it only in development mode. */
 export const DEVELOPMENT_INSTALLER_SIGNING_KEY = 'development-only-installer-signing-key';
+const nodeUrl = Joi.string().uri({ scheme: ['http', 'https'] });
+
+/** One or several comma-separated http(s) node URLs. */
+const nodeUrls = Joi.string().custom((value: string, helpers) => {
+  const urls = value.split(',').map((u) => u.trim());
+  const bad = urls.find((u) => nodeUrl.validate(u).error !== undefined);
+  if (bad !== undefined) return helpers.message({ custom: `"ELASTICSEARCH_URL" must be one or several comma-separated http(s) URLs; not a valid URL: "${bad}"` });
+  return urls.join(',');
+});
 
 const schema = Joi.object({
   HOST: Joi.string().default('0.0.0.0'),
   PORT: Joi.number().integer().min(0).max(65535).default(8080),
-  ELASTICSEARCH_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  ELASTICSEARCH_URL: nodeUrls,
+  ELASTICSEARCH_API_KEY: Joi.string(),
+  ELASTICSEARCH_USERNAME: Joi.string(),
+  ELASTICSEARCH_PASSWORD: Joi.string(),
+  ELASTICSEARCH_CA_FILE: Joi.string(),
+  // SHA-256, hex, with or without colons (as `openssl x509 -fingerprint -sha256` and Elasticsearch print it).
+  ELASTICSEARCH_CA_FINGERPRINT: Joi.string()
+    .pattern(/^([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$|^[0-9A-Fa-f]{64}$/)
+    .messages({ 'string.pattern.base': '"ELASTICSEARCH_CA_FINGERPRINT" must be a SHA-256 fingerprint (64 hex digits, colons allowed)' }),
   ECS_INDEX_PREFIX: Joi.string()
     .pattern(/^[a-z0-9][a-z0-9_-]*$/)
     .max(40)
@@ -65,7 +86,14 @@ const schema = Joi.object({
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
   ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
   ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
-}).unknown(true);
+})
+  .and('ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD')
+  .without('ELASTICSEARCH_API_KEY', ['ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD'])
+  .messages({
+    'object.and': '"ELASTICSEARCH_USERNAME" and "ELASTICSEARCH_PASSWORD" go together: {#presentWithLabels} is set without {#missingWithLabels}',
+    'object.without': '"ELASTICSEARCH_API_KEY" and "{#peer}" are both set; give either an API key or basic credentials',
+  })
+  .unknown(true);
 
 /** Reads and validates the environment; throws naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -76,6 +104,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: v.HOST as string,
     port: v.PORT as number,
     elasticsearchUrl: v.ELASTICSEARCH_URL as string | undefined,
+    elasticsearchSecurity: {
+      apiKey: v.ELASTICSEARCH_API_KEY as string | undefined,
+      username: v.ELASTICSEARCH_USERNAME as string | undefined,
+      password: v.ELASTICSEARCH_PASSWORD as string | undefined,
+      caFile: v.ELASTICSEARCH_CA_FILE as string | undefined,
+      caFingerprint: v.ELASTICSEARCH_CA_FINGERPRINT as string | undefined,
+    },
     indexPrefix: v.ECS_INDEX_PREFIX as string,
     adminToken: v.ECS_ADMIN_TOKEN as string | undefined,
     requireTokenEverywhere: v.ECS_REQUIRE_TOKEN_EVERYWHERE as boolean,

@@ -3,8 +3,9 @@ import { loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { startServer, type RunningServer } from './server.js';
 import { assertStartableConfig } from './start-checks.js';
-import { startLocalNode, type LocalNode } from './dev/local-elasticsearch.js';
+import type { LocalNode } from './dev/local-elasticsearch.js';
 import { boundHeapGrowth } from './runtime.js';
+import { StoreAccessError } from './store/client.js';
 
 boundHeapGrowth();
 
@@ -12,12 +13,23 @@ const config = loadConfig();
 const log = createLogger(config.logLevel);
 
 let node: LocalNode | undefined;
+
+/** A cause retrying cannot cure (a refused configuration, credentials, TLS trust): one clear line, then exit non-zero. */
+async function fail(err: unknown): Promise<never> {
+  if (err instanceof StoreAccessError) log.fatal(`cannot use Elasticsearch: ${err.message}`);
+  else log.fatal(err instanceof Error ? err.message : String(err));
+  if (node?.started) await node.stop();
+  process.exit(1);
+}
+
 let server: RunningServer;
 try {
   // Before the managed node starts: a refused configuration leaves nothing running.
   assertStartableConfig(config);
   let esUrl = config.elasticsearchUrl;
   if (!esUrl) {
+    // The Maven/useradd launcher is development tooling: loaded only when no cluster is given.
+    const { startLocalNode } = await import('./dev/local-elasticsearch.js');
     node = await startLocalNode({
       name: 'dev',
       port: Number(process.env.ECS_LOCAL_ES_PORT ?? 0),
@@ -27,10 +39,14 @@ try {
   }
   server = await startServer({ config, log, elasticsearchUrl: esUrl });
 } catch (err) {
-  log.fatal((err as Error).message);
-  if (node?.started) await node.stop();
-  process.exit(1);
+  await fail(err);
+  throw err;
 }
+// A cluster that was unreachable at start may later refuse the service for good.
+server.ready.catch(async (err: unknown) => {
+  await server.close().catch(() => undefined);
+  await fail(err);
+});
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

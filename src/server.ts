@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { createApp, type AppHandle } from './app.js';
-import { createClient, type RefreshPolicy, type StoreContext } from './store/client.js';
+import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext, type StoreSecurity } from './store/client.js';
 import { ensureIndices } from './store/indices.js';
 import { onIndicesReady } from './resources/index.js';
 import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
@@ -14,7 +14,11 @@ export interface RunningServer {
   port: number;
   handle: AppHandle;
   store: StoreContext;
-  /** Settles once the indices are set up (or the server is closed first); until then operations answer 503. */
+  /**
+   * Resolves once the indices are set up (or the server is closed first); until then operations
+   * answer 503. Rejects with a StoreAccessError when the cluster refuses the service for good
+   * (credentials, privileges, TLS trust): the caller stops the process.
+   */
   ready: Promise<void>;
   /** Stops accepting, finishes in-flight requests, closes the store client. */
   close(): Promise<void>;
@@ -27,8 +31,14 @@ export interface StartOptions {
   refresh?: RefreshPolicy;
 }
 
-/** Applies templates and aliases, retrying while the store is unreachable. */
-async function prepareIndices(store: StoreContext, handle: AppHandle, log: Logger, stopped: () => boolean): Promise<void> {
+/** Applies templates and aliases, retrying while the store is unreachable; fails at once for a permanent cause. */
+async function prepareIndices(
+  store: StoreContext,
+  handle: AppHandle,
+  log: Logger,
+  security: StoreSecurity,
+  stopped: () => boolean,
+): Promise<void> {
   for (let attempt = 1; !stopped(); attempt++) {
     try {
       await ensureIndices(store, log);
@@ -36,6 +46,8 @@ async function prepareIndices(store: StoreContext, handle: AppHandle, log: Logge
       handle.setIndicesReady(true);
       return;
     } catch (err) {
+      const permanent = storeAccessFailure(err, security);
+      if (permanent) throw permanent;
       log.warn({ err: { message: (err as Error).message }, attempt }, 'index set-up failed; retrying in 2 s');
       await new Promise((r) => setTimeout(r, 2000));
     }
@@ -46,16 +58,26 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config, log } = opts;
   assertStartableConfig(config);
   const store: StoreContext = {
-    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs),
+    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity),
     prefix: config.indexPrefix,
     refresh: opts.refresh ?? 'wait_for',
   };
   const handle = createApp({ config, store, log });
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
-  const ready = prepareIndices(store, handle, log, () => stopped);
+  const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
-  await Promise.race([ready, new Promise((r) => setTimeout(r, 15_000))]);
+  let headStart: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([ready, new Promise((r) => (headStart = setTimeout(r, 15_000)))]);
+  } catch (err) {
+    stopped = true;
+    await store.client.close();
+    await handle.services.deviceMigration.close();
+    throw err;
+  } finally {
+    clearTimeout(headStart);
+  }
 
   // Node checks these time-outs every connectionsCheckingInterval (30 s by default): checked every
   // second, a client that dribbles its headers or body is cut off close to the time-out.

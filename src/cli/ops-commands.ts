@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
 import { Access, ROLES, type Role } from '../http/auth.js';
 import { AppError, ConflictError } from '../http/errors.js';
-import { createClient, type StoreContext } from '../store/client.js';
+import { createClient, storeAccessFailure, StoreAccessError, type StoreContext } from '../store/client.js';
 import { ensureIndices } from '../store/indices.js';
 import { reindex, reindexableIndices, type ReindexResult } from '../store/reindex.js';
 import { createServices, type Services } from '../resources/index.js';
@@ -108,8 +108,16 @@ async function startRuntime(io: CliIo): Promise<Runtime> {
     node = await startLocalNode({ name: 'dev', port: Number(io.env.ECS_LOCAL_ES_PORT ?? 0), log: (l) => log.info(l) });
     url = node.url;
   }
-  const store: StoreContext = { client: createClient(url, config.storeTimeoutMs), prefix: config.indexPrefix, refresh: 'wait_for' };
-  await ensureIndices(store, log);
+  const store: StoreContext = {
+    client: createClient(url, config.storeTimeoutMs, config.elasticsearchSecurity),
+    prefix: config.indexPrefix,
+    refresh: 'wait_for',
+  };
+  await ensureIndices(store, log).catch(async (err: unknown) => {
+    await store.client.close().catch(() => undefined);
+    if (node?.started) await node.stop();
+    throw storeAccessFailure(err, config.elasticsearchSecurity) ?? err;
+  });
   const services = createServices({ config, store, log });
   const access = new Access({ role: 'system', name: `ops-cli:${os.userInfo().username}` }, services.orgs);
   return {
@@ -322,7 +330,10 @@ export async function runOps(argv: string[], io: CliIo = { out: process.stdout, 
       return EXIT.usage;
     }
     // Expected failures (store errors, bad configuration) in one line; anything else with its stack.
-    const expected = err instanceof AppError || (err instanceof Error && err.message.startsWith('invalid configuration'));
+    const expected =
+      err instanceof AppError ||
+      err instanceof StoreAccessError ||
+      (err instanceof Error && err.message.startsWith('invalid configuration'));
     const message = expected ? (err as Error).message : ((err as Error)?.stack ?? String(err));
     io.err.write(`\nfailed: ${message}\n`);
     return err instanceof ConflictError ? EXIT.conflict : EXIT.failed;

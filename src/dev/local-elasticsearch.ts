@@ -10,6 +10,8 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +36,29 @@ export interface LocalNodeOptions {
   port: number;
   heap?: string;
   log?: (line: string) => void;
+  /** Extra elasticsearch.yml settings; a key given here replaces the default line. */
+  settings?: Record<string, string | number | boolean>;
+  /**
+   * Runs after the config folder is written and handed to the node's user, before the node
+   * starts: where certificates and file-realm users are put (see secure-node.ts).
+   */
+  prepareConfig?: (node: PreparedNodeConfig) => void;
+  /** How the start-up probe reaches a secured node: the CA its certificate chains to, basic credentials. */
+  probe?: NodeProbe;
+}
+
+export interface NodeProbe {
+  caFile?: string;
+  username?: string;
+  password?: string;
+}
+
+export interface PreparedNodeConfig {
+  home: string;
+  javaHome: string;
+  confDir: string;
+  /** The unprivileged user the node runs as (when this process is root). */
+  user?: { uid: number; gid: number };
 }
 
 /** The pinned server version: package.json `config.elasticsearchVersion`, the only place it is set. */
@@ -149,13 +174,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function answers(url: string, timeoutMs = 2000): Promise<boolean> {
-  try {
-    const res = await fetch(`${url}/_cluster/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    return res.ok;
-  } catch {
-    return false;
-  }
+async function answers(url: string, timeoutMs = 2000, probe: NodeProbe = {}): Promise<boolean> {
+  const target = new URL('/_cluster/health', url);
+  const get = target.protocol === 'https:' ? https.get : http.get;
+  return new Promise((resolve) => {
+    const req = get(
+      target,
+      {
+        timeout: timeoutMs,
+        ...(probe.caFile ? { ca: fs.readFileSync(probe.caFile) } : {}),
+        ...(probe.username ? { auth: `${probe.username}:${probe.password ?? ''}` } : {}),
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+  });
 }
 
 function alive(pid: number): boolean {
@@ -183,6 +220,11 @@ async function stopPid(pid: number, timeoutMs = 30_000): Promise<void> {
   if (alive(pid)) process.kill(pid, 'SIGKILL');
 }
 
+/** The folder holding the named node's config, data, logs and pid. */
+export function nodeInstanceDir(name: string): string {
+  return path.join(localDir, `es-${name}`);
+}
+
 /**
  * Starts the named node, or reuses it when its pid file names a live node that answers.
  * Waits until the cluster answers; on failure throws with the tail of the node's log.
@@ -190,14 +232,15 @@ async function stopPid(pid: number, timeoutMs = 30_000): Promise<void> {
 export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode> {
   const log = opts.log ?? (() => {});
   const version = pinnedVersion();
-  const instanceDir = path.join(localDir, `es-${opts.name}`);
+  const instanceDir = nodeInstanceDir(opts.name);
   const pidFile = path.join(instanceDir, 'node.pid');
   const portFile = path.join(instanceDir, 'node.port');
+  const scheme = opts.settings?.['xpack.security.http.ssl.enabled'] === true ? 'https' : 'http';
 
   if (fs.existsSync(pidFile) && fs.existsSync(portFile)) {
     const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-    const url = `http://127.0.0.1:${fs.readFileSync(portFile, 'utf8').trim()}`;
-    if (pid > 0 && alive(pid) && (await answers(url))) {
+    const url = `${scheme}://127.0.0.1:${fs.readFileSync(portFile, 'utf8').trim()}`;
+    if (pid > 0 && alive(pid) && (await answers(url, 2000, opts.probe))) {
       log(`reusing Elasticsearch node ${opts.name} at ${url} (pid ${pid})`);
       return { url, pid, started: false, stop: async () => {} };
     }
@@ -215,25 +258,30 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
   const tmpDir = path.join(instanceDir, 'tmp');
   for (const d of [confDir, dataDir, logsDir, tmpDir]) fs.mkdirSync(d, { recursive: true });
   fs.cpSync(path.join(home, 'config'), confDir, { recursive: true });
+  const settings: Record<string, string | number | boolean> = {
+    'cluster.name': `ecs-${opts.name}`,
+    'node.name': `ecs-${opts.name}`,
+    'discovery.type': 'single-node',
+    'network.host': '127.0.0.1',
+    'http.port': port,
+    'transport.port': 0,
+    'path.data': dataDir,
+    'path.logs': logsDir,
+    'xpack.security.enabled': false,
+    // Development machines fill their disks; a read-only index would look like a bug in the service.
+    'cluster.routing.allocation.disk.threshold_enabled': false,
+    'action.destructive_requires_name': false,
+    // Duplicate keys are an error in elasticsearch.yml: an option replaces its default.
+    ...opts.settings,
+  };
   fs.writeFileSync(
     path.join(confDir, 'elasticsearch.yml'),
-    [
-      `cluster.name: ecs-${opts.name}`,
-      `node.name: ecs-${opts.name}`,
-      'discovery.type: single-node',
-      'network.host: 127.0.0.1',
-      `http.port: ${port}`,
-      'transport.port: 0',
-      `path.data: ${dataDir}`,
-      `path.logs: ${logsDir}`,
-      'xpack.security.enabled: false',
-      // Development machines fill their disks; a read-only index would look like a bug in the service.
-      'cluster.routing.allocation.disk.threshold_enabled: false',
-      'action.destructive_requires_name: false',
-      '',
-    ].join('\n'),
+    `${Object.entries(settings)
+      .map(([k, v]) => `${k}: ${String(v)}`)
+      .join('\n')}\n`,
   );
   if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, instanceDir]);
+  opts.prepareConfig?.({ home, javaHome, confDir, user });
 
   const logFile = path.join(logsDir, `ecs-${opts.name}.log`);
   const out = fs.openSync(path.join(logsDir, 'stdout.log'), 'a');
@@ -258,12 +306,12 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
   const pid = child.pid ?? 0;
   fs.writeFileSync(pidFile, String(pid));
   fs.writeFileSync(portFile, String(port));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${scheme}://127.0.0.1:${port}`;
 
   const deadline = Date.now() + 180_000;
   let exited = false;
   child.once('exit', () => (exited = true));
-  while (!(await answers(url))) {
+  while (!(await answers(url, 2000, opts.probe))) {
     if (exited || !alive(pid) || Date.now() > deadline) {
       await stopPid(pid, 5000);
       throw new Error(

@@ -1,5 +1,7 @@
 /** The Elasticsearch client, its settings and health, and the context every store module receives. */
-import { Client } from '@elastic/elasticsearch';
+import fs from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import { Client, ClusterConnectionPool, errors } from '@elastic/elasticsearch';
 
 export type RefreshPolicy = boolean | 'wait_for';
 
@@ -13,14 +15,108 @@ export interface StoreContext {
   refresh: RefreshPolicy;
 }
 
-export function createClient(url: string, requestTimeoutMs: number): Client {
+/** Credentials and TLS trust for the cluster; at most one of `apiKey` and `username`/`password`. */
+export interface StoreSecurity {
+  /** Encoded API key, sent as `Authorization: ApiKey <key>`. */
+  apiKey?: string;
+  username?: string;
+  password?: string;
+  /** PEM file of the CA (or certificate) to trust. */
+  caFile?: string;
+  /** SHA-256 fingerprint of the CA (or leaf) certificate the node presents. */
+  caFingerprint?: string;
+}
+
+/** A start-up failure that retrying cannot cure (credentials, privileges, TLS trust); its message names the variable to fix. */
+export class StoreAccessError extends Error {
+  override name = 'StoreAccessError';
+}
+
+function tlsOptions(security: StoreSecurity): { tls?: ConnectionOptions; caFingerprint?: string } {
+  let ca: Buffer | undefined;
+  if (security.caFile) {
+    try {
+      ca = fs.readFileSync(security.caFile);
+    } catch (err) {
+      throw new StoreAccessError(`ELASTICSEARCH_CA_FILE: cannot read ${security.caFile} (${(err as Error).message})`);
+    }
+  }
+  if (security.caFingerprint) {
+    // The pin replaces chain verification unless a CA file is given too (then both must hold),
+    // as elasticsearch-js documents for self-signed clusters.
+    return { caFingerprint: security.caFingerprint, tls: ca ? { ca } : { rejectUnauthorized: false } };
+  }
+  return ca ? { tls: { ca } } : {};
+}
+
+/** The one way a client is built: one or several comma-separated node URLs, credentials, TLS trust. */
+export function createClient(url: string, requestTimeoutMs: number, security: StoreSecurity = {}): Client {
+  const nodes = url
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
+  const auth = security.apiKey
+    ? { apiKey: security.apiKey }
+    : security.username !== undefined && security.password !== undefined
+      ? { username: security.username, password: security.password }
+      : undefined;
   return new Client({
-    node: url,
+    nodes,
+    ...(auth ? { auth } : {}),
+    ...tlsOptions(security),
     requestTimeout: requestTimeoutMs,
     // Writes are retried by the caller only when they are idempotent; reads opt in per call.
     maxRetries: 0,
     compression: false,
+    // A node that fails a request is left out (round-robin over the others) until a ping finds
+    // it alive again; the default weighted pool keeps sending it a share of requests, and with no
+    // retries each of those would fail.
+    ConnectionPool: ClusterConnectionPool,
+    // The configured list is the node list: nodes behind containers or NAT advertise addresses
+    // this process cannot reach, so sniffing would replace good URLs with unreachable ones.
+    sniffOnStart: false,
+    sniffInterval: false,
+    sniffOnConnectionFault: false,
   });
+}
+
+const tlsTrustFailure =
+  /self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate|certificate has expired|certificate is not yet valid|does not match certificate's altnames|CA fingerprint does not match|malformed certificate/i;
+
+/**
+ * The clear cause of a store failure that retrying cannot cure — rejected credentials (401),
+ * missing privileges (403), an untrusted certificate — naming the variable to fix; undefined
+ * for transient failures (unreachable, time-outs, red indices), which are retried.
+ */
+export function storeAccessFailure(err: unknown, security: StoreSecurity): StoreAccessError | undefined {
+  if (err instanceof StoreAccessError) return err;
+  if (err instanceof errors.ResponseError && (err.statusCode === 401 || err.statusCode === 403)) {
+    const reason = (err.body as { error?: { reason?: string } } | undefined)?.error?.reason ?? err.message;
+    const credentials = security.apiKey
+      ? 'ELASTICSEARCH_API_KEY'
+      : security.username !== undefined
+        ? 'ELASTICSEARCH_USERNAME / ELASTICSEARCH_PASSWORD'
+        : undefined;
+    if (err.statusCode === 401) {
+      return new StoreAccessError(
+        credentials
+          ? `Elasticsearch rejected the credentials (401: ${reason}); fix ${credentials}`
+          : `Elasticsearch requires authentication (401: ${reason}); set ELASTICSEARCH_API_KEY or ELASTICSEARCH_USERNAME + ELASTICSEARCH_PASSWORD`,
+      );
+    }
+    return new StoreAccessError(
+      `Elasticsearch denied a request the service needs (403: ${reason}); grant the user of ${credentials ?? 'the configured credentials'} the index privileges on the service's indices and index templates`,
+    );
+  }
+  if (err instanceof errors.ConnectionError && tlsTrustFailure.test(err.message)) {
+    const fix = /CA fingerprint does not match/i.test(err.message)
+      ? 'fix ELASTICSEARCH_CA_FINGERPRINT (the SHA-256 fingerprint of the CA that signed the node certificate)'
+      : /altnames/i.test(err.message)
+        ? 'use an ELASTICSEARCH_URL host named in the node certificate'
+        : 'set ELASTICSEARCH_CA_FILE to the PEM CA that signed it, or ELASTICSEARCH_CA_FINGERPRINT to its SHA-256 fingerprint';
+    return new StoreAccessError(`the Elasticsearch node certificate is not trusted (${err.message}); ${fix}`);
+  }
+  return undefined;
 }
 
 /** Retries for idempotent reads, passed as transport options. */
@@ -32,16 +128,19 @@ export function aliasName(prefix: string, logical: string): string {
 }
 
 /**
- * True when the cluster answers and, given a prefix, the service's indices are not red: after
- * a restart the node answers before their shards are recovered, and reads would still be 503.
+ * True when the cluster answers and, given the service's aliases, none of them is missing or
+ * red: after a restart the node answers before their shards are recovered, and reads would
+ * still be 503. Only these names are checked, never `<prefix>-*`, which also matches other
+ * deployments' indices (`ecs-bench-*`, test prefixes) on a shared cluster.
  */
-export async function storeAnswers(client: Client, prefix?: string): Promise<boolean> {
+export async function storeAnswers(client: Client, aliases?: readonly string[]): Promise<boolean> {
   try {
+    // A missing alias answers 408 (red) after the time-out, which throws: not ready.
     const health = await client.cluster.health(
-      { timeout: '2s', ...(prefix ? { index: `${prefix}-*`, expand_wildcards: 'all' as const } : {}) },
+      { timeout: '2s', ...(aliases && aliases.length > 0 ? { index: aliases.join(',') } : {}) },
       { requestTimeout: 3000 },
     );
-    return !prefix || health.status !== 'red';
+    return !aliases || health.status !== 'red';
   } catch {
     return false;
   }

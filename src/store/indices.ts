@@ -37,6 +37,14 @@ export function loadTemplates(): IndexTemplateFile[] {
     });
 }
 
+let logicalNames: string[] | undefined;
+
+/** The aliases of the service's own logical indices under `prefix` (what readiness checks). */
+export function serviceAliases(prefix: string): string[] {
+  logicalNames ??= loadTemplates().map((t) => t.name);
+  return logicalNames.map((name) => aliasName(prefix, name));
+}
+
 export function concreteIndexName(prefix: string, logical: string, generation: number): string {
   return `${aliasName(prefix, logical)}-${String(generation).padStart(6, '0')}`;
 }
