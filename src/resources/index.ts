@@ -7,6 +7,8 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { StoreContext } from '../store/client.js';
 import { Authenticator } from '../http/auth.js';
+import { ChangeFeedStore } from '../store/change-feed.js';
+import { ChangeWatcher } from './change-watcher.js';
 import type { RouteSpec } from '../http/routes.js';
 import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
@@ -83,13 +85,26 @@ export interface Services {
   network: NetworkService;
   reports: ReportService;
   orgAgentConfig: OrgAgentConfigService;
+  /** Background: keeps this instance's caches in step with the others (started and stopped by the server). */
+  changeWatcher: ChangeWatcher;
 }
 
+
 export function createServices({ config, store, log }: BaseDeps): Services {
-  const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds);
+  const feed = new ChangeFeedStore(store);
+  const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
   const tokenStore = new TokenStore(store);
   const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds);
-  const tokens = new TokenService(tokenStore, orgs, authenticator);
+  const tokens = new TokenService(tokenStore, orgs, authenticator, feed);
+  const changeWatcher = new ChangeWatcher(
+    feed,
+    [
+      { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
+      { feed: 'organizations', onChange: () => orgs.reload() },
+    ],
+    config.changePollMs,
+    log,
+  );
   const clientVersions = new ClientVersionService(
     new ClientVersionStore(store),
     new OrgConfigStore(store),
@@ -143,6 +158,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     network,
     reports,
     orgAgentConfig,
+    changeWatcher,
   };
 }
 
