@@ -52,11 +52,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   let stopped = false;
   const ready = prepareIndices(store, handle, log, () => stopped);
   // Background work of every instance (issue 15), once the indices exist: the change-feed
-  // poller (caches keep their time limits until then).
-  const { changeWatcher } = handle.services;
+  // poller (caches keep their time limits until then) and heartbeat retention.
+  const { changeWatcher, heartbeatRetention } = handle.services;
   void ready.then(() => {
     if (stopped) return;
     changeWatcher.start();
+    heartbeatRetention.start();
   });
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   await Promise.race([ready, new Promise((r) => setTimeout(r, 15_000))]);
@@ -82,6 +83,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     close: async () => {
       stopped = true;
       changeWatcher.stop();
+      await heartbeatRetention.stop();
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       await new Promise<void>((resolve) => {

@@ -6,9 +6,13 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { StoreContext } from '../store/client.js';
+import os from 'node:os';
+import crypto from 'node:crypto';
 import { Authenticator } from '../http/auth.js';
 import { ChangeFeedStore } from '../store/change-feed.js';
+import { LeaseStore } from '../store/lease.js';
 import { ChangeWatcher } from './change-watcher.js';
+import { HeartbeatRetention } from './network/retention.js';
 import type { RouteSpec } from '../http/routes.js';
 import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
@@ -87,8 +91,12 @@ export interface Services {
   orgAgentConfig: OrgAgentConfigService;
   /** Background: keeps this instance's caches in step with the others (started and stopped by the server). */
   changeWatcher: ChangeWatcher;
+  /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
+  heartbeatRetention: HeartbeatRetention;
 }
 
+/** Time between heartbeat-retention runs (the lease lasts three). */
+const RETENTION_INTERVAL_MS = 5 * 60_000;
 
 export function createServices({ config, store, log }: BaseDeps): Services {
   const feed = new ChangeFeedStore(store);
@@ -137,7 +145,18 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     vendorData,
     loadCommandCatalogue(),
   );
-  const network = new NetworkService(new HeartbeatStore(store), new NetworkHostStore(store), log);
+  const heartbeatStore = new HeartbeatStore(store);
+  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log);
+  const heartbeatRetention = new HeartbeatRetention(
+    heartbeatStore,
+    new LeaseStore(store),
+    {
+      retentionDays: config.heartbeatRetentionDays,
+      intervalMs: RETENTION_INTERVAL_MS,
+      holder: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
+    },
+    log,
+  );
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
   return {
@@ -159,6 +178,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     reports,
     orgAgentConfig,
     changeWatcher,
+    heartbeatRetention,
   };
 }
 
