@@ -45,8 +45,10 @@ export class OrganizationService implements OrgTree {
     private readonly feed: ChangeFeedStore,
   ) {}
 
-  /** Reloads the tree now (an organization changed through another instance). */
+  /** Reloads the tree with a read that starts now (an organization changed through another instance). */
   async reload(): Promise<void> {
+    // A load already in flight may have read before the change: wait for it, then read again.
+    await this.loading?.catch(() => undefined);
     await this.load();
   }
 
@@ -193,7 +195,7 @@ export class OrganizationService implements OrgTree {
         below.map((d) => ({ id: d.id, ancestors: [...doc.ancestors, id, ...d.ancestors.slice(d.ancestors.indexOf(id) + 1)] })),
       );
       await this.feed.bump('organizations', [id]);
-      await this.load();
+      await this.reload();
     }
     return toOrganization(doc);
   }
