@@ -21,6 +21,10 @@ export interface Config {
   storeTimeoutMs: number;
   tokenCacheSeconds: number;
   orgCacheSeconds: number;
+  /** How often each instance reads the change feed (token revocations, organization changes). */
+  changePollMs: number;
+  /** Heartbeats older than this age out; 0 keeps them for ever. */
+  heartbeatRetentionDays: number;
   logLevel: string;
   /** PostgreSQL URL, or `pglite:<dir>` / `pglite:memory` for the embedded one; unset: `pglite:.local/pglite`. */
   databaseUrl: string | undefined;
@@ -74,6 +78,8 @@ const schema = Joi.object({
   ECS_STORE_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
   ECS_TOKEN_CACHE_SECONDS: Joi.number().integer().min(0).default(30),
   ECS_ORG_CACHE_SECONDS: Joi.number().integer().min(0).default(30),
+  ECS_CHANGE_POLL_MS: Joi.number().integer().min(50).max(10_000).default(250),
+  ECS_HEARTBEAT_RETENTION_DAYS: Joi.number().integer().min(0).default(30),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATABASE_URL: Joi.string(),
   ECS_SQL_SCHEMA: Joi.string()
@@ -122,6 +128,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storeTimeoutMs: v.ECS_STORE_TIMEOUT_MS as number,
     tokenCacheSeconds: v.ECS_TOKEN_CACHE_SECONDS as number,
     orgCacheSeconds: v.ECS_ORG_CACHE_SECONDS as number,
+    changePollMs: v.ECS_CHANGE_POLL_MS as number,
+    heartbeatRetentionDays: v.ECS_HEARTBEAT_RETENTION_DAYS as number,
     logLevel: v.LOG_LEVEL as string,
     databaseUrl: v.DATABASE_URL as string | undefined,
     sqlSchema: v.ECS_SQL_SCHEMA as string,

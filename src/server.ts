@@ -66,6 +66,14 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);
+  // Background work of every instance (issue 15), once the indices exist: the change-feed
+  // poller (caches keep their time limits until then) and heartbeat retention.
+  const { changeWatcher, heartbeatRetention } = handle.services;
+  void ready.then(() => {
+    if (stopped) return;
+    changeWatcher.start();
+    heartbeatRetention.start();
+  }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   let headStart: NodeJS.Timeout | undefined;
   try {
@@ -99,6 +107,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     ready,
     close: async () => {
       stopped = true;
+      changeWatcher.stop();
+      await heartbeatRetention.stop();
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       await new Promise<void>((resolve) => {

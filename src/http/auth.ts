@@ -80,7 +80,8 @@ interface CacheEntry {
 /**
  * Verifies tokens. Hits are cached for `cacheSeconds` so the hot paths cost one store
  * round trip (their own); a revocation through this instance takes effect at once, through
- * another instance within `cacheSeconds`.
+ * another instance when its ChangeWatcher sees the `tokens` change feed move (within a
+ * second), and within `cacheSeconds` at worst (the feed unreadable).
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
@@ -120,9 +121,16 @@ export class Authenticator {
     return { role: t.role, tokenId: t.id, name: t.name, orgId: t.orgId, endpointId: t.endpointId };
   }
 
-  /** Forgets a token at once (after revocation). */
-  forget(tokenId: string): void {
-    for (const [hash, e] of this.cache) if (e.record?.id === tokenId) this.cache.delete(hash);
+  /** Forgets tokens at once (after revocation). */
+  forget(...tokenIds: string[]): void {
+    if (tokenIds.length === 0) return;
+    const ids = new Set(tokenIds);
+    for (const [hash, e] of this.cache) if (e.record && ids.has(e.record.id)) this.cache.delete(hash);
+  }
+
+  /** Forgets every cached token (revocations not known one by one). */
+  forgetAll(): void {
+    this.cache.clear();
   }
 }
 

@@ -6,7 +6,13 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { StoreContext } from '../store/client.js';
+import os from 'node:os';
+import crypto from 'node:crypto';
 import { Authenticator } from '../http/auth.js';
+import { ChangeFeedStore } from '../store/change-feed.js';
+import { LeaseStore } from '../store/lease.js';
+import { ChangeWatcher } from './change-watcher.js';
+import { HeartbeatRetention } from './network/retention.js';
 import type { RouteSpec } from '../http/routes.js';
 import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
@@ -86,13 +92,30 @@ export interface Services {
   orgAgentConfig: OrgAgentConfigService;
   /** Idempotency-Key records, for the router (src/http/idempotency.ts). */
   idempotencyKeys: IdempotencyKeyDocStore;
+  /** Background: keeps this instance's caches in step with the others (started and stopped by the server). */
+  changeWatcher: ChangeWatcher;
+  /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
+  heartbeatRetention: HeartbeatRetention;
 }
 
+/** Time between heartbeat-retention runs (the lease lasts three). */
+const RETENTION_INTERVAL_MS = 5 * 60_000;
+
 export function createServices({ config, store, log }: BaseDeps): Services {
-  const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds);
+  const feed = new ChangeFeedStore(store);
+  const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
   const tokenStore = new TokenStore(store);
   const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds);
-  const tokens = new TokenService(tokenStore, orgs, authenticator);
+  const tokens = new TokenService(tokenStore, orgs, authenticator, feed);
+  const changeWatcher = new ChangeWatcher(
+    feed,
+    [
+      { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
+      { feed: 'organizations', onChange: () => orgs.reload() },
+    ],
+    config.changePollMs,
+    log,
+  );
   const clientVersions = new ClientVersionService(
     new ClientVersionStore(store),
     new OrgConfigStore(store),
@@ -125,7 +148,18 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     vendorData,
     loadCommandCatalogue(),
   );
-  const network = new NetworkService(new HeartbeatStore(store), new NetworkHostStore(store), log);
+  const heartbeatStore = new HeartbeatStore(store);
+  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log);
+  const heartbeatRetention = new HeartbeatRetention(
+    heartbeatStore,
+    new LeaseStore(store),
+    {
+      retentionDays: config.heartbeatRetentionDays,
+      intervalMs: RETENTION_INTERVAL_MS,
+      holder: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
+    },
+    log,
+  );
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
   return {
@@ -147,6 +181,8 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     reports,
     orgAgentConfig,
     idempotencyKeys: new IdempotencyKeyDocStore(store, log),
+    changeWatcher,
+    heartbeatRetention,
   };
 }
 

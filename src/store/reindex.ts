@@ -121,7 +121,11 @@ export class Reindexer {
       throw err;
     });
     const current = Object.keys(members);
-    if (current.length !== 1) throw new ConflictError(`alias ${alias} points at ${current.length} indices (${current.join(', ')})`);
+    if (current.length !== 1) {
+      // network-heartbeats is a rollover alias (issue 15): a new template applies at the next rollover.
+      const rollover = name === 'network-heartbeats' ? '; it is rollover-managed: its next generation takes the new template, old ones age out' : '';
+      throw new ConflictError(`alias ${alias} points at ${current.length} indices (${current.join(', ')})${rollover}`);
+    }
     const from = current[0];
     const fromVersion = mappingVersion((await this.client.indices.getMapping({ index: from }))[from]);
     const base: ReindexResult = {

@@ -74,6 +74,7 @@ describe('tenant isolation over every route (generated from the route table)', (
       'PUT /client-version/default': { body: () => ({ linux: '9.9.9', mac: '9.9.9', windows: '9.9.9' }) },
       'PUT /org-config/{orgId}/target-version': { body: () => ({ linux: '9.9.9', mac: '', windows: '' }) },
       'POST /admin/organizations': { body: () => ({ id: uid('org'), name: 'taken', parentId: orgId }) },
+      'PATCH /admin/organizations/{id}': { body: () => ({ name: 'taken' }) },
       'POST /admin/tokens': { body: () => ({ name: 'taken', role: 'admin', orgId }) },
       'POST /endpoint/{id}/enabled-modules': { body: () => ({ cmd: 'INACTIVE' }) },
       'PUT /endpoint/{id}/enabled-modules': { body: () => ({ cmd: 'INACTIVE' }) },

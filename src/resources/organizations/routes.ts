@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { SYSTEM_ONLY } from '../../http/auth.js';
 import { created, defineRoute, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut } from '../../http/schemas.js';
-import type { OrganizationService } from './service.js';
+import type { OrganizationService, OrganizationUpdate } from './service.js';
 
 const organization = Joi.object({
   id: Joi.string().required(),
@@ -19,6 +19,14 @@ const createBody = Joi.object({
 })
   .required()
   .label('OrganizationCreate');
+
+const updateBody = Joi.object({
+  name: Joi.string().trim().min(1).max(256),
+  parentId: id.allow(null).description('the new parent; null makes the organization a root'),
+})
+  .min(1)
+  .required()
+  .label('OrganizationUpdate');
 
 export function organizationRoutes(orgs: OrganizationService): RouteSpec[] {
   return [
@@ -49,6 +57,21 @@ export function organizationRoutes(orgs: OrganizationService): RouteSpec[] {
       responses: { 200: { description: 'OK', schema: organization } },
       errors: [400, 401, 403, 404],
       handler: async ({ params, access }) => ok(await orgs.get(params.id, access)),
+    }),
+    defineRoute<{ id: string }, Record<string, never>, OrganizationUpdate>({
+      operationId: 'updateOrganization',
+      method: 'PATCH',
+      path: '/admin/organizations/{id}',
+      summary: 'Rename an organization and/or move it below another parent (its subtree moves with it)',
+      tag: 'admin',
+      sec: true,
+      roles: SYSTEM_ONLY,
+      extension: true,
+      params: Joi.object({ id: id.required() }),
+      body: updateBody,
+      responses: { 200: { description: 'OK', schema: organization } },
+      errors: [400, 401, 403, 404, 409],
+      handler: async ({ params, body }) => ok(await orgs.update(params.id, body)),
     }),
   ];
 }

@@ -3,9 +3,12 @@
  * includeChildren / direct-children / all-descendants query asks it. The tree is held in
  * memory (organizations change rarely, are asked about on every request) and reloaded
  * when older than `cacheSeconds` or when an unknown id is asked for (at most once a second).
+ * Every write bumps the `organizations` change feed; each instance's ChangeWatcher then
+ * reloads its tree (`reload`) within a poll interval (issue 15).
  */
 import type { OrgTree, Access } from '../../http/auth.js';
-import { ConflictError, NotFoundError } from '../../http/errors.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
+import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { OrganizationDoc, OrganizationStore } from './store.js';
 
 export interface Organization {
@@ -21,6 +24,12 @@ interface Snapshot {
   loadedAt: number;
 }
 
+export interface OrganizationUpdate {
+  name?: string;
+  /** The new parent; null makes the organization a root. */
+  parentId?: string | null;
+}
+
 export function toOrganization(d: OrganizationDoc): Organization {
   return { id: d.id, name: d.name, ...(d.parentId ? { parentId: d.parentId } : {}), createdAt: d.createdAt };
 }
@@ -33,7 +42,15 @@ export class OrganizationService implements OrgTree {
   constructor(
     private readonly store: OrganizationStore,
     private readonly cacheSeconds: number,
+    private readonly feed: ChangeFeedStore,
   ) {}
+
+  /** Reloads the tree with a read that starts now (an organization changed through another instance). */
+  async reload(): Promise<void> {
+    // A load already in flight may have read before the change: wait for it, then read again.
+    await this.loading?.catch(() => undefined);
+    await this.load();
+  }
 
   private async load(): Promise<Snapshot> {
     this.loading ??= this.store
@@ -134,7 +151,7 @@ export class OrganizationService implements OrgTree {
       if (err instanceof ConflictError) throw new ConflictError(`organization ${input.id} already exists`);
       throw err;
     }
-    // Known here at once; other instances learn it on their next miss or reload.
+    // Known here at once; other instances reload on the feed's bump.
     if (this.snapshot) {
       this.snapshot.parent.set(doc.id, doc.parentId);
       if (doc.parentId) {
@@ -142,6 +159,43 @@ export class OrganizationService implements OrgTree {
         list.push(doc.id);
         this.snapshot.children.set(doc.parentId, list);
       }
+    }
+    await this.feed.bump('organizations', [doc.id]);
+    return toOrganization(doc);
+  }
+
+  /**
+   * Renames and/or moves an organization. A move rewrites the ancestors of the whole subtree
+   * (one bulk) and refuses a parent inside the subtree; concurrent changes of the same
+   * organization answer 409.
+   */
+  async update(id: string, input: OrganizationUpdate): Promise<Organization> {
+    const cur = await this.store.getStored(id);
+    if (!cur) throw new NotFoundError(`organization ${id} not found`);
+    const doc: OrganizationDoc = { ...cur.doc, ...(input.name !== undefined ? { name: input.name } : {}) };
+    const moved = input.parentId !== undefined && input.parentId !== (cur.doc.parentId ?? null);
+    if (moved) {
+      let ancestors: string[] = [];
+      delete doc.parentId;
+      if (input.parentId) {
+        const parent = await this.store.get(input.parentId);
+        if (!parent) throw new NotFoundError(`parent organization ${input.parentId} not found`);
+        if (parent.id === id || parent.ancestors.includes(id)) {
+          throw new BadRequestError('body.parentId: an organization cannot be moved below itself');
+        }
+        ancestors = [...parent.ancestors, parent.id];
+        doc.parentId = parent.id;
+      }
+      doc.ancestors = ancestors;
+    }
+    await this.store.replace(cur, doc);
+    if (moved) {
+      const below = await this.store.descendantsOf(id);
+      await this.store.setAncestors(
+        below.map((d) => ({ id: d.id, ancestors: [...doc.ancestors, id, ...d.ancestors.slice(d.ancestors.indexOf(id) + 1)] })),
+      );
+      await this.feed.bump('organizations', [id]);
+      await this.reload();
     }
     return toOrganization(doc);
   }

@@ -1,5 +1,6 @@
 /** The organizations index: the only code that touches it. */
-import { DocStore } from '../../store/doc-store.js';
+import { DocStore, type Stored } from '../../store/doc-store.js';
+import { itemError } from '../../store/item-errors.js';
 import type { StoreContext } from '../../store/client.js';
 import type { UserKey } from '../../http/auth.js';
 
@@ -22,6 +23,30 @@ export class OrganizationStore {
   /** Realtime get by id. */
   get(id: string): Promise<OrganizationDoc | undefined> {
     return this.docs.get(id).then((h) => h?.doc);
+  }
+
+  /** Realtime get by id, with the version a conditional write needs. */
+  getStored(id: string): Promise<Stored<OrganizationDoc> | undefined> {
+    return this.docs.get(id);
+  }
+
+  /** Rewrites an organization if it is unchanged since `cur` was read (409 otherwise). */
+  async replace(cur: Stored<OrganizationDoc>, doc: OrganizationDoc): Promise<void> {
+    await this.docs.put(doc.id, doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
+  }
+
+  /** Every organization below `id` (its id is in their ancestors), streamed. */
+  async descendantsOf(id: string): Promise<OrganizationDoc[]> {
+    return (await this.docs.all({ term: { ancestors: id } })).map((h) => h.doc);
+  }
+
+  /** Sets the ancestors of several organizations in one bulk (after a move). */
+  async setAncestors(updates: { id: string; ancestors: string[] }[]): Promise<void> {
+    if (updates.length === 0) return;
+    const res = await this.docs.bulk(updates.flatMap((u) => [{ update: { _id: u.id, retry_on_conflict: 10 } }, { doc: { ancestors: u.ancestors } }]));
+    if (!res.errors) return;
+    const failed = res.items.map((i) => i.update).find((r) => r?.error);
+    throw itemError(failed?.status ?? 500, failed?.error);
   }
 
   /** Create-only; 409 when the id exists. */

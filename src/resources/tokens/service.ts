@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import { hashToken, newTokenSecret, type Access, type Authenticator, type Role } from '../../http/auth.js';
 import { BadRequestError, NotFoundError } from '../../http/errors.js';
 import type { OrganizationService } from '../organizations/service.js';
+import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { TokenStore } from './store.js';
 
 export interface TokenCreate {
@@ -30,6 +31,7 @@ export class TokenService {
     private readonly store: TokenStore,
     private readonly orgs: OrganizationService,
     private readonly authenticator: Authenticator,
+    private readonly feed: ChangeFeedStore,
   ) {}
 
   /** Mints a token; the secret is returned once and only its hash is stored. */
@@ -56,13 +58,21 @@ export class TokenService {
     return { ...shown, token: secret };
   }
 
+  /**
+   * Revokes a token: refused here at once, by the other instances once they see the change
+   * feed move. A failed bump answers 503; the revocation is idempotent, so a retry bumps again.
+   */
   async revoke(tokenId: string): Promise<void> {
     if (!(await this.store.revoke(tokenId))) throw new NotFoundError(`token ${tokenId} not found`);
     this.authenticator.forget(tokenId);
+    await this.feed.bump('tokens', [tokenId]);
   }
 
   /** Revokes the agent tokens of a deleted endpoint. */
   async revokeForEndpoint(endpointId: string): Promise<void> {
-    for (const id of await this.store.revokeForEndpoint(endpointId)) this.authenticator.forget(id);
+    const ids = await this.store.revokeForEndpoint(endpointId);
+    if (ids.length === 0) return;
+    this.authenticator.forget(...ids);
+    await this.feed.bump('tokens', ids);
   }
 }
