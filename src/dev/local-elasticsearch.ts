@@ -34,6 +34,8 @@ export interface LocalNodeOptions {
   port: number;
   heap?: string;
   log?: (line: string) => void;
+  /** Extra elasticsearch.yml lines, overriding the defaults (e.g. `discovery.type`); values are written as they are. */
+  settings?: Record<string, string | number | boolean>;
 }
 
 /** The pinned server version: package.json `config.elasticsearchVersion`, the only place it is set. */
@@ -217,25 +219,27 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
   fs.cpSync(path.join(home, 'config'), confDir, { recursive: true });
   fs.writeFileSync(
     path.join(confDir, 'elasticsearch.yml'),
-    [
-      `cluster.name: ecs-${opts.name}`,
-      `node.name: ecs-${opts.name}`,
-      'discovery.type: single-node',
-      'network.host: 127.0.0.1',
-      `http.port: ${port}`,
-      'transport.port: 0',
-      `path.data: ${dataDir}`,
-      `path.logs: ${logsDir}`,
-      'xpack.security.enabled: false',
+    Object.entries({
+      'cluster.name': `ecs-${opts.name}`,
+      'node.name': `ecs-${opts.name}`,
+      'discovery.type': 'single-node',
+      'network.host': '127.0.0.1',
+      'http.port': port,
+      'transport.port': 0,
+      'path.data': dataDir,
+      'path.logs': logsDir,
+      'xpack.security.enabled': false,
       // Development machines fill their disks; a read-only index would look like a bug in the service.
-      'cluster.routing.allocation.disk.threshold_enabled: false',
-      'action.destructive_requires_name: false',
-      '',
-    ].join('\n'),
+      'cluster.routing.allocation.disk.threshold_enabled': false,
+      'action.destructive_requires_name': false,
+      ...opts.settings,
+    })
+      .map(([k, v]) => `${k}: ${String(v)}\n`)
+      .join(''),
   );
   if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, instanceDir]);
 
-  const logFile = path.join(logsDir, `ecs-${opts.name}.log`);
+  const logFile = path.join(logsDir, `${String(opts.settings?.['cluster.name'] ?? `ecs-${opts.name}`)}.log`);
   const out = fs.openSync(path.join(logsDir, 'stdout.log'), 'a');
   log(`starting Elasticsearch ${version} (${opts.name}) on 127.0.0.1:${port} with ${javaHome}`);
   const child = spawn(path.join(home, 'bin', 'elasticsearch'), [], {
