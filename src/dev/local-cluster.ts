@@ -77,12 +77,21 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     const instance = `${opts.name}-${i}`;
     await stopLocalNode(instance);
     fs.rmSync(path.join(localDir, `es-${instance}`), { recursive: true, force: true });
-    nodes.push({ name: instance, instance, url: '', httpPort: await freePort(), transportPort: await freePort(), running: undefined });
+    nodes.push({
+      name: instance,
+      instance,
+      url: '',
+      httpPort: await freePort(),
+      transportPort: await freePort(),
+      running: undefined,
+    });
   }
   const seeds = nodes.map((n) => `127.0.0.1:${n.transportPort}`).join(', ');
   const masters = nodes.map((n) => n.name).join(', ');
 
-  const startNode = async (n: ClusterNode): Promise<void> => {
+  // The initial master nodes bootstrap the cluster once; a node that restarts joins the cluster its
+  // data directory names (with the setting still there Elasticsearch warns of possible data loss).
+  const startNode = async (n: ClusterNode, bootstrap: boolean): Promise<void> => {
     n.running = await startLocalNode({
       name: n.instance,
       port: n.httpPort,
@@ -94,7 +103,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
         'discovery.type': 'multi-node',
         'transport.port': n.transportPort,
         'discovery.seed_hosts': `[${seeds}]`,
-        'cluster.initial_master_nodes': `[${masters}]`,
+        ...(bootstrap ? { 'cluster.initial_master_nodes': `[${masters}]` } : {}),
       },
     });
     n.url = n.running.url;
@@ -121,7 +130,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     },
     restart: async (n) => {
       if (n.running) return;
-      await startNode(n);
+      await startNode(n, false);
     },
     stop: async () => {
       await Promise.all(
@@ -138,7 +147,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   };
 
   try {
-    await Promise.all(nodes.map(startNode));
+    await Promise.all(nodes.map((n) => startNode(n, true)));
   } catch (err) {
     await cluster.stop();
     throw err;

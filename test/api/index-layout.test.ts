@@ -33,7 +33,11 @@ describe('index layout: replicas and shards', function () {
   });
 
   it('an explicit ECS_INDEX_REPLICAS is applied to the existing indices at start-up; a shard change is reported, not forced', async () => {
-    t = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_INDEX_REPLICAS: '1', ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=2' });
+    t = await startTestApp({
+      ECS_INDEX_PREFIX: prefix,
+      ECS_INDEX_REPLICAS: '1',
+      ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=2',
+    });
     const s = Object.values(await settings(t))[0];
     expect(s['index.auto_expand_replicas']).to.equal('false');
     expect(s['index.number_of_replicas']).to.equal('1');
@@ -44,7 +48,11 @@ describe('index layout: replicas and shards', function () {
   });
 
   it('a reindex creates the next generation with the same layout (through the one template)', async () => {
-    t = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_INDEX_REPLICAS: '0', ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=2' });
+    t = await startTestApp({
+      ECS_INDEX_PREFIX: prefix,
+      ECS_INDEX_REPLICAS: '0',
+      ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=2',
+    });
     const org = await t.world.org();
     const ep = await t.world.endpoint(org);
     const result = await reindex(t.server.store, 'endpoints', { force: true });
@@ -62,7 +70,9 @@ describe('index layout: replicas and shards', function () {
     expect(() => loadConfig({ ECS_INDEX_SHARDS_BY_INDEX: 'nope=2' })).to.throw(/unknown index nope/);
     expect(() => loadConfig({ ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=0' })).to.throw(/ECS_INDEX_SHARDS_BY_INDEX/);
     expect(() => loadConfig({ ECS_INDEX_REPLICAS: '-1' })).to.throw(/ECS_INDEX_REPLICAS/);
-    expect(loadConfig({ ECS_INDEX_SHARDS: '3', ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=6,software-inventory=4' }).indexLayout).to.deep.equal({
+    expect(
+      loadConfig({ ECS_INDEX_SHARDS: '3', ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=6,software-inventory=4' }).indexLayout,
+    ).to.deep.equal({
       replicas: undefined,
       shards: 3,
       shardsByIndex: { endpoints: 6, 'software-inventory': 4 },
