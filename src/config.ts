@@ -46,7 +46,10 @@ const schema = Joi.object({
     .pattern(/^[a-z0-9-]+=[1-9][0-9]?(,[a-z0-9-]+=[1-9][0-9]?)*$/)
     .custom((v: string) => {
       const known = new Set(loadTemplates().map((t) => t.name));
-      const unknown = v.split(',').map((p) => p.split('=')[0]).filter((n) => !known.has(n));
+      const unknown = v
+        .split(',')
+        .map((p) => p.split('=')[0])
+        .filter((n) => !known.has(n));
       if (unknown.length > 0) throw new Error(`unknown index ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
       return v;
     }),

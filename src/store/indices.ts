@@ -42,10 +42,18 @@ export function concreteIndexName(prefix: string, logical: string, generation: n
 }
 
 /** Replica settings of the layout: an explicit count turns auto-expand off. */
-function replicaSettings(layout: IndexLayout | undefined): { auto_expand_replicas: string; number_of_replicas?: number } {
+function replicaSettings(layout: IndexLayout | undefined): {
+  auto_expand_replicas: string;
+  number_of_replicas?: number;
+} {
   return layout?.replicas === undefined
     ? { auto_expand_replicas: '0-1' }
     : { auto_expand_replicas: 'false', number_of_replicas: layout.replicas };
+}
+
+/** Primary shards the layout asks for one logical index; undefined: the template file's. */
+function layoutShards(layout: IndexLayout | undefined, name: string): number | undefined {
+  return layout?.shardsByIndex[name] ?? layout?.shards;
 }
 
 /**
@@ -56,7 +64,7 @@ function replicaSettings(layout: IndexLayout | undefined): { auto_expand_replica
  * is unassigned, that is during the node loss it is meant to survive.
  */
 export function layoutSettings(layout: IndexLayout | undefined, name: string): estypes.IndicesIndexSettings {
-  const shards = layout?.shardsByIndex[name] ?? layout?.shards;
+  const shards = layoutShards(layout, name);
   return {
     ...(shards ? { number_of_shards: shards } : {}),
     ...replicaSettings(layout),
@@ -122,7 +130,7 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
 async function applyLayout(ctx: StoreContext, name: string, log: Logger): Promise<void> {
   const alias = aliasName(ctx.prefix, name);
   const want = replicaSettings(ctx.layout);
-  const wantShards = ctx.layout?.shardsByIndex[name] ?? ctx.layout?.shards;
+  const wantShards = layoutShards(ctx.layout, name);
   const res = await ctx.client.indices.getSettings({ index: alias, flat_settings: true });
   for (const [index, state] of Object.entries(res)) {
     const s = (state.settings ?? {}) as Record<string, unknown>;
@@ -134,7 +142,10 @@ async function applyLayout(ctx: StoreContext, name: string, log: Logger): Promis
         : expand !== 'false' || replicas !== want.number_of_replicas;
     if (differs) {
       await ctx.client.indices.putSettings({ index, settings: { index: want } });
-      log.info({ index, from: { auto_expand_replicas: expand, number_of_replicas: replicas }, to: want }, `index ${index}: replicas updated`);
+      log.info(
+        { index, from: { auto_expand_replicas: expand, number_of_replicas: replicas }, to: want },
+        `index ${index}: replicas updated`,
+      );
     }
     const shards = Number(s['index.number_of_shards']);
     if (wantShards !== undefined && shards !== wantShards) {
