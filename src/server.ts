@@ -27,12 +27,7 @@ export interface StartOptions {
 }
 
 /** Applies templates and aliases, retrying while the store is unreachable. */
-async function prepareIndices(
-  store: StoreContext,
-  handle: AppHandle,
-  log: Logger,
-  stopped: () => boolean,
-): Promise<void> {
+async function prepareIndices(store: StoreContext, handle: AppHandle, log: Logger, stopped: () => boolean): Promise<void> {
   for (let attempt = 1; !stopped(); attempt++) {
     try {
       await ensureIndices(store, log);
@@ -70,10 +65,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host}:${port}`;
-  log.info(
-    { url, elasticsearch: opts.elasticsearchUrl, prefix: config.indexPrefix },
-    'endpoint control service listening',
-  );
+  log.info({ url, elasticsearch: opts.elasticsearchUrl, prefix: config.indexPrefix }, 'endpoint control service listening');
 
   return {
     url,

@@ -84,8 +84,7 @@ function batchSize(p: Parsed): number | undefined {
   const v = flag(p, 'batch-size');
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 10_000)
-    throw new UsageError('--batch-size must be an integer from 1 to 10000');
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new UsageError('--batch-size must be an integer from 1 to 10000');
   return n;
 }
 
@@ -109,12 +108,7 @@ async function startRuntime(io: CliIo): Promise<Runtime> {
     node = await startLocalNode({ name: 'dev', port: Number(io.env.ECS_LOCAL_ES_PORT ?? 0), log: (l) => log.info(l) });
     url = node.url;
   }
-  const store: StoreContext = {
-    client: createClient(url, config.storeTimeoutMs),
-    prefix: config.indexPrefix,
-    layout: config.indexLayout,
-    refresh: 'wait_for',
-  };
+  const store: StoreContext = { client: createClient(url, config.storeTimeoutMs), prefix: config.indexPrefix, layout: config.indexLayout, refresh: 'wait_for' };
   await ensureIndices(store, log);
   const services = createServices({ config, store, log });
   const access = new Access({ role: 'system', name: `ops-cli:${os.userInfo().username}` }, services.orgs);
@@ -190,10 +184,8 @@ function reindexSummary(r: ReindexResult, elapsedMs: number): string {
 
 function checkReindex(p: Parsed): void {
   const name = p.positional[1];
-  if (!name || p.positional.length !== 2)
-    throw new UsageError(`reindex needs one index: ${reindexableIndices().join(', ')}`);
-  if (!reindexableIndices().includes(name))
-    throw new UsageError(`unknown index ${name}; known: ${reindexableIndices().join(', ')}`);
+  if (!name || p.positional.length !== 2) throw new UsageError(`reindex needs one index: ${reindexableIndices().join(', ')}`);
+  if (!reindexableIndices().includes(name)) throw new UsageError(`unknown index ${name}; known: ${reindexableIndices().join(', ')}`);
   batchSize(p);
 }
 
@@ -228,22 +220,19 @@ async function reindexCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number
 function expiresAt(p: Parsed): Date | undefined {
   const expires = flag(p, 'expires');
   const at = expires ? new Date(expires) : undefined;
-  if (at && (Number.isNaN(at.getTime()) || at.getTime() <= Date.now()))
-    throw new UsageError('--expires must be an ISO date in the future');
+  if (at && (Number.isNaN(at.getTime()) || at.getTime() <= Date.now())) throw new UsageError('--expires must be an ISO date in the future');
   return at;
 }
 
 function checkAdmin(p: Parsed): void {
   const [, what, verb, ...rest] = p.positional;
   const sub = `${what ?? ''} ${verb ?? ''}`;
-  if (sub === 'org create' && rest.length < 2) throw new UsageError('admin org create <id> <name> [--parent <orgId>]');
+  if (sub === 'org create' && (rest.length < 2)) throw new UsageError('admin org create <id> <name> [--parent <orgId>]');
   else if (sub === 'org show' && rest.length !== 1) throw new UsageError('admin org show <id>');
   else if (sub === 'token create') {
     const role = flag(p, 'role') as Role | undefined;
     if (!role || !ROLES.includes(role) || rest.length !== 0) {
-      throw new UsageError(
-        'admin token create --role system|admin|reader|agent [--org <orgId>] [--endpoint <id>] [--name <name>] [--expires <ISO date>]',
-      );
+      throw new UsageError('admin token create --role system|admin|reader|agent [--org <orgId>] [--endpoint <id>] [--name <name>] [--expires <ISO date>]');
     }
     expiresAt(p);
   } else if (sub === 'token revoke' && rest.length !== 1) throw new UsageError('admin token revoke <tokenId>');
@@ -305,10 +294,7 @@ const COMMANDS: Record<string, Command> = {
 };
 
 /** Runs one command; returns the exit code. */
-export async function runOps(
-  argv: string[],
-  io: CliIo = { out: process.stdout, err: process.stderr, env: process.env },
-): Promise<number> {
+export async function runOps(argv: string[], io: CliIo = { out: process.stdout, err: process.stderr, env: process.env }): Promise<number> {
   let parsed: Parsed;
   try {
     parsed = parseArgs(argv);
@@ -336,8 +322,7 @@ export async function runOps(
       return EXIT.usage;
     }
     // Expected failures (store errors, bad configuration) in one line; anything else with its stack.
-    const expected =
-      err instanceof AppError || (err instanceof Error && err.message.startsWith('invalid configuration'));
+    const expected = err instanceof AppError || (err instanceof Error && err.message.startsWith('invalid configuration'));
     const message = expected ? (err as Error).message : ((err as Error)?.stack ?? String(err));
     io.err.write(`\nfailed: ${message}\n`);
     return err instanceof ConflictError ? EXIT.conflict : EXIT.failed;
