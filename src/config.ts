@@ -1,6 +1,8 @@
 /** Every environment variable the service reads, validated once with joi and typed. */
 import Joi from 'joi';
 import type { StoreSecurity } from './store/client.js';
+import type { IndexLayout } from './store/client.js';
+import { loadTemplates } from './store/indices.js';
 
 export interface Config {
   host: string;
@@ -10,6 +12,8 @@ export interface Config {
   /** Credentials and TLS trust for the cluster (ELASTICSEARCH_API_KEY / _USERNAME / _PASSWORD / _CA_FILE / _CA_FINGERPRINT). */
   elasticsearchSecurity: StoreSecurity;
   indexPrefix: string;
+  /** Replicas and primary shards of the indices (ECS_INDEX_REPLICAS, ECS_INDEX_SHARDS, ECS_INDEX_SHARDS_BY_INDEX). */
+  indexLayout: IndexLayout;
   adminToken: string | undefined;
   requireTokenEverywhere: boolean;
   defaultClientVersions: string | undefined;
@@ -68,6 +72,19 @@ const schema = Joi.object({
     .pattern(/^[a-z0-9][a-z0-9_-]*$/)
     .max(40)
     .default('ecs'),
+  ECS_INDEX_REPLICAS: Joi.number().integer().min(0).max(10),
+  ECS_INDEX_SHARDS: Joi.number().integer().min(1).max(64).default(1),
+  ECS_INDEX_SHARDS_BY_INDEX: Joi.string()
+    .pattern(/^[a-z0-9-]+=[1-9][0-9]?(,[a-z0-9-]+=[1-9][0-9]?)*$/)
+    .custom((v: string) => {
+      const known = new Set(loadTemplates().map((t) => t.name));
+      const unknown = v
+        .split(',')
+        .map((p) => p.split('=')[0])
+        .filter((n) => !known.has(n));
+      if (unknown.length > 0) throw new Error(`unknown index ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
+      return v;
+    }),
   ECS_ADMIN_TOKEN: Joi.string().min(16),
   ECS_REQUIRE_TOKEN_EVERYWHERE: Joi.boolean().truthy('1').falsy('0').default(false),
   ECS_DEFAULT_CLIENT_VERSIONS: Joi.string(),
@@ -118,6 +135,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       caFingerprint: v.ELASTICSEARCH_CA_FINGERPRINT as string | undefined,
     },
     indexPrefix: v.ECS_INDEX_PREFIX as string,
+    indexLayout: {
+      replicas: v.ECS_INDEX_REPLICAS as number | undefined,
+      shards: v.ECS_INDEX_SHARDS as number,
+      shardsByIndex: Object.fromEntries(
+        ((v.ECS_INDEX_SHARDS_BY_INDEX as string | undefined) ?? '')
+          .split(',')
+          .filter((p) => p !== '')
+          .map((p) => [p.split('=')[0], Number(p.split('=')[1])]),
+      ),
+    },
     adminToken: v.ECS_ADMIN_TOKEN as string | undefined,
     requireTokenEverywhere: v.ECS_REQUIRE_TOKEN_EVERYWHERE as boolean,
     defaultClientVersions: v.ECS_DEFAULT_CLIENT_VERSIONS as string | undefined,

@@ -60,6 +60,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const store: StoreContext = {
     client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity),
     prefix: config.indexPrefix,
+    layout: config.indexLayout,
     refresh: opts.refresh ?? 'wait_for',
   };
   const handle = createApp({ config, store, log });

@@ -111,6 +111,7 @@ async function startRuntime(io: CliIo): Promise<Runtime> {
   const store: StoreContext = {
     client: createClient(url, config.storeTimeoutMs, config.elasticsearchSecurity),
     prefix: config.indexPrefix,
+    layout: config.indexLayout,
     refresh: 'wait_for',
   };
   await ensureIndices(store, log).catch(async (err: unknown) => {

@@ -283,7 +283,7 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
   if (user) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, instanceDir]);
   opts.prepareConfig?.({ home, javaHome, confDir, user });
 
-  const logFile = path.join(logsDir, `ecs-${opts.name}.log`);
+  const logFile = path.join(logsDir, `${String(opts.settings?.['cluster.name'] ?? `ecs-${opts.name}`)}.log`);
   const out = fs.openSync(path.join(logsDir, 'stdout.log'), 'a');
   log(`starting Elasticsearch ${version} (${opts.name}) on 127.0.0.1:${port} with ${javaHome}`);
   const child = spawn(path.join(home, 'bin', 'elasticsearch'), [], {

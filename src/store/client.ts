@@ -13,6 +13,18 @@ export interface StoreContext {
    * Hot-path bookkeeping (connect, disconnect, heartbeats) never refreshes.
    */
   refresh: RefreshPolicy;
+  /** Replicas and shards of the service's indices (unset: the defaults of `indexLayoutSettings`). */
+  layout?: IndexLayout;
+}
+
+/** How the service's indices are laid out on the cluster (ECS_INDEX_REPLICAS, ECS_INDEX_SHARDS*). */
+export interface IndexLayout {
+  /** Replicas of every index; unset: `auto_expand_replicas: 0-1` (none on one node, one on a cluster). */
+  replicas?: number;
+  /** Primary shards of every index created from now on (existing indices keep theirs until a reindex). */
+  shards: number;
+  /** Primary shards by logical index name, overriding `shards`. */
+  shardsByIndex: Record<string, number>;
 }
 
 /** Credentials and TLS trust for the cluster; at most one of `apiKey` and `username`/`password`. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { estypes } from '@elastic/elasticsearch';
-import type { StoreContext } from './client.js';
+import type { IndexLayout, StoreContext } from './client.js';
 import { aliasName } from './client.js';
 import type { Logger } from '../log.js';
 
@@ -49,6 +49,37 @@ export function concreteIndexName(prefix: string, logical: string, generation: n
   return `${aliasName(prefix, logical)}-${String(generation).padStart(6, '0')}`;
 }
 
+/** Replica settings of the layout: an explicit count turns auto-expand off. */
+function replicaSettings(layout: IndexLayout | undefined): {
+  auto_expand_replicas: string;
+  number_of_replicas?: number;
+} {
+  return layout?.replicas === undefined
+    ? { auto_expand_replicas: '0-1' }
+    : { auto_expand_replicas: 'false', number_of_replicas: layout.replicas };
+}
+
+/** Primary shards the layout asks for one logical index; undefined: the template file's. */
+function layoutShards(layout: IndexLayout | undefined, name: string): number | undefined {
+  return layout?.shardsByIndex[name] ?? layout?.shards;
+}
+
+/**
+ * The settings the layout gives one logical index, on top of its template file: primary shards,
+ * replicas, and the write pre-check. Writes wait for the primary only (`1`, Elasticsearch's own
+ * default, written out because it is a choice, see docs/decisions.md): every acknowledged write
+ * is already on all in-sync copies, and a stricter pre-check would refuse writes while a replica
+ * is unassigned, that is during the node loss it is meant to survive.
+ */
+export function layoutSettings(layout: IndexLayout | undefined, name: string): estypes.IndicesIndexSettings {
+  const shards = layoutShards(layout, name);
+  return {
+    ...(shards ? { number_of_shards: shards } : {}),
+    ...replicaSettings(layout),
+    'write.wait_for_active_shards': '1',
+  };
+}
+
 /** Puts the template for one logical index (idempotent). */
 export async function putTemplate(ctx: StoreContext, t: IndexTemplateFile): Promise<void> {
   const alias = aliasName(ctx.prefix, t.name);
@@ -57,7 +88,7 @@ export async function putTemplate(ctx: StoreContext, t: IndexTemplateFile): Prom
     index_patterns: [`${alias}-*`],
     priority: 100,
     template: {
-      settings: { number_of_replicas: 0, ...t.template.settings },
+      settings: { ...t.template.settings, ...layoutSettings(ctx.layout, t.name) },
       mappings: { ...t.template.mappings, _meta: { ...(t.template.mappings._meta ?? {}), version: t.version } },
     },
     _meta: { version: t.version },
@@ -85,6 +116,7 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
       }
       continue;
     }
+    await applyLayout(ctx, t.name, log);
     const mapping = await ctx.client.indices.getMapping({ index: alias });
     for (const [index, m] of Object.entries(mapping)) {
       const current = (m.mappings._meta as { version?: number } | undefined)?.version ?? 0;
@@ -94,6 +126,41 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
           `index ${index} has mapping version ${current}, older than its template (${t.version}); run: npm run ops -- reindex ${t.name}`,
         );
       }
+    }
+  }
+}
+
+/**
+ * Brings the replicas of an existing index (the generation behind its alias) in line with the
+ * layout: an operator who changes ECS_INDEX_REPLICAS expects it to take effect. Primary shards
+ * cannot change in place; a difference is logged with the reindex that applies it.
+ */
+async function applyLayout(ctx: StoreContext, name: string, log: Logger): Promise<void> {
+  const alias = aliasName(ctx.prefix, name);
+  const want = replicaSettings(ctx.layout);
+  const wantShards = layoutShards(ctx.layout, name);
+  const res = await ctx.client.indices.getSettings({ index: alias, flat_settings: true });
+  for (const [index, state] of Object.entries(res)) {
+    const s = (state.settings ?? {}) as Record<string, unknown>;
+    const expand = String(s['index.auto_expand_replicas'] ?? 'false');
+    const replicas = Number(s['index.number_of_replicas'] ?? 1);
+    const differs =
+      want.number_of_replicas === undefined
+        ? expand !== want.auto_expand_replicas
+        : expand !== 'false' || replicas !== want.number_of_replicas;
+    if (differs) {
+      await ctx.client.indices.putSettings({ index, settings: { index: want } });
+      log.info(
+        { index, from: { auto_expand_replicas: expand, number_of_replicas: replicas }, to: want },
+        `index ${index}: replicas updated`,
+      );
+    }
+    const shards = Number(s['index.number_of_shards']);
+    if (wantShards !== undefined && shards !== wantShards) {
+      log.warn(
+        { index, alias, shards, layoutShards: wantShards },
+        `index ${index} has ${shards} primary shards, the layout asks ${wantShards}; run: npm run ops -- reindex ${name} --force`,
+      );
     }
   }
 }
