@@ -1,5 +1,6 @@
 /** Every environment variable the service reads, validated once with joi and typed. */
 import Joi from 'joi';
+import { LANES, type Lane } from './http/admission.js';
 
 export interface Config {
   host: string;
@@ -26,6 +27,29 @@ export interface Config {
   installerBaseUrl: string;
   installerSigningKey: string;
   installerUrlTtlSeconds: number;
+  /** Admission lanes in front of the store (src/http/admission.ts); false: every request runs at once. */
+  admission: boolean;
+  /** Fixed concurrency limits per lane instead of the adaptive ones. */
+  laneLimits: Partial<Record<Lane, number>>;
+  /** Longest queue wait per lane, overriding the defaults. */
+  laneQueueMs: Partial<Record<Lane, number>>;
+  tokenNegativeCacheSeconds: number;
+  authFailuresPerMinute: number;
+}
+
+/** `lane=n,lane=n` with every lane named once at most. */
+const laneMap = Joi.string()
+  .allow('')
+  .pattern(new RegExp(`^((${LANES.join('|')})=\\d{1,6})(,(${LANES.join('|')})=\\d{1,6})*$`))
+  .default('');
+
+function parseLaneMap(v: string): Partial<Record<Lane, number>> {
+  const out: Partial<Record<Lane, number>> = {};
+  for (const part of v.split(',').filter(Boolean)) {
+    const [lane, n] = part.split('=');
+    out[lane as Lane] = Number(n);
+  }
+  return out;
 }
 
 const schema = Joi.object({
@@ -56,6 +80,11 @@ const schema = Joi.object({
   ECS_INSTALLER_BASE_URL: Joi.string().uri().default('https://downloads.example.invalid/installers'),
   ECS_INSTALLER_SIGNING_KEY: Joi.string().min(16).default('development-only-installer-signing-key'),
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
+  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(true),
+  ECS_LANE_LIMITS: laneMap,
+  ECS_LANE_QUEUE_MS: laneMap,
+  ECS_TOKEN_NEGATIVE_CACHE_SECONDS: Joi.number().integer().min(0).default(10),
+  ECS_AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).default(60),
 }).unknown(true);
 
 /** Reads and validates the environment; throws naming the bad variable. */
@@ -85,5 +114,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     installerBaseUrl: v.ECS_INSTALLER_BASE_URL as string,
     installerSigningKey: v.ECS_INSTALLER_SIGNING_KEY as string,
     installerUrlTtlSeconds: v.ECS_INSTALLER_URL_TTL_SECONDS as number,
+    admission: v.ECS_ADMISSION as boolean,
+    laneLimits: parseLaneMap(v.ECS_LANE_LIMITS as string),
+    laneQueueMs: parseLaneMap(v.ECS_LANE_QUEUE_MS as string),
+    tokenNegativeCacheSeconds: v.ECS_TOKEN_NEGATIVE_CACHE_SECONDS as number,
+    authFailuresPerMinute: v.ECS_AUTH_FAILURES_PER_MINUTE as number,
   };
 }

@@ -10,6 +10,7 @@ import Joi from 'joi';
 import { Access, ANONYMOUS, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal, type Role } from './auth.js';
 import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
 import type { Logger } from '../log.js';
+import type { Admission, Lane } from './admission.js';
 
 export const API_PREFIX = '/endpoint-control-service/v1';
 
@@ -51,6 +52,12 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   sec: boolean;
   /** Roles admitted besides `system` (which is admitted everywhere). */
   roles: readonly Role[];
+  /**
+   * The admission lane (src/http/admission.ts): `agent` for agents' and devices' hot paths,
+   * `interactive` for reads and small writes of people, `heavy` for aggregations, deep pages,
+   * exports and jobs, `admin` for administrative writes.
+   */
+  lane: Lane;
   /** True for operations beyond the spec (admin, reads a gateway needs). */
   extension?: boolean;
   params?: Joi.ObjectSchema;
@@ -140,6 +147,8 @@ export interface MountDeps {
   requireTokenEverywhere: boolean;
   /** Per-token rate limiting, when configured. */
   limitRate?: (principal: Principal) => void;
+  /** Lanes in front of the store: every handler runs inside its declared lane. */
+  admission: Admission;
   /** JSON body parser, run only for operations that declare a body (after authentication). */
   parseBody: Koa.Middleware;
 }
@@ -188,7 +197,7 @@ async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promis
   const secret = tokenFrom(ctx);
   const required = spec.sec || deps.requireTokenEverywhere;
   if (!secret && !required) return ANONYMOUS;
-  const principal = await deps.authenticator.authenticate(secret);
+  const principal = await deps.authenticator.authenticate(secret, ctx.ip);
   if (principal.role !== 'system' && !spec.roles.includes(principal.role as Role)) {
     throw new ForbiddenError(`role ${principal.role} may not call ${spec.operationId}`);
   }
@@ -208,14 +217,16 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const params = validateParams(spec, ctx.params);
       const query = validatePart<unknown>(spec.query, ctx.query, 'query');
       const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
-      const reply = await spec.handler({
-        params,
-        query,
-        body,
-        access: new Access(principal, deps.orgs),
-        log: ctx.state.log as Logger,
-        path: ctx.path,
-      });
+      const reply = await deps.admission.run(spec.lane, principal.tokenId, () =>
+        spec.handler({
+          params,
+          query,
+          body,
+          access: new Access(principal, deps.orgs),
+          log: ctx.state.log as Logger,
+          path: ctx.path,
+        }),
+      );
       if (reply.body === undefined) {
         // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
         // Koa turns a null body into 204, so the status is set after it.

@@ -88,7 +88,10 @@ export interface Services {
 export function createServices({ config, store, log }: BaseDeps): Services {
   const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds);
   const tokenStore = new TokenStore(store);
-  const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds);
+  const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds, {
+    negativeCacheSeconds: config.tokenNegativeCacheSeconds,
+    lookupsPerMinute: config.authFailuresPerMinute,
+  });
   const tokens = new TokenService(tokenStore, orgs, authenticator);
   const clientVersions = new ClientVersionService(
     new ClientVersionStore(store),
