@@ -45,6 +45,8 @@ export interface AdmissionOptions {
   /** Queue waits per lane overriding the defaults. */
   queueMs?: Partial<Record<Lane, number>>;
   registry?: Registry;
+  /** The clock handler times are read from (milliseconds); tests drive their own. */
+  now?: () => number;
 }
 
 /** Gradient2's defaults: short window ~10 samples, long ~500, tolerance 1.5, smoothing 0.2. */
@@ -70,9 +72,9 @@ class LaneState {
   readonly perCaller = new Map<string, number>();
   private shortRtt = 0;
   private longRtt = 0;
-  /** The last gradient (≤ 1 means congested) and when it was measured. */
+  /** The last gradient (< 1 means congested) and when it was measured (-∞: never). */
   gradient = 1;
-  gradientAt = 0;
+  gradientAt = -Infinity;
 
   constructor(
     readonly name: Lane,
@@ -134,8 +136,10 @@ class LaneState {
 export class Admission {
   private readonly lanes: Record<Lane, LaneState>;
   private readonly shedTotal?: Counter<'lane' | 'status'>;
+  private readonly now: () => number;
 
   constructor(private readonly options: AdmissionOptions) {
+    this.now = options.now ?? (() => performance.now());
     const lanes = {} as Record<Lane, LaneState>;
     for (const lane of LANES) {
       const fixed = options.fixedLimits?.[lane];
@@ -188,7 +192,7 @@ export class Admission {
     if (l.inFlight >= l.capacity) await this.wait(l, caller);
     else l.inFlight += 1;
     l.hold(caller, 1);
-    const start = performance.now();
+    const start = this.now();
     let failed = false;
     try {
       return await work();
@@ -198,7 +202,7 @@ export class Admission {
     } finally {
       l.hold(caller, -1);
       if (failed) l.dropped();
-      else l.sample(performance.now() - start, this.signalAbove(lane), Date.now());
+      else l.sample(this.now() - start, this.signalAbove(lane), this.now());
       this.release(l);
     }
   }
@@ -238,7 +242,7 @@ export class Admission {
 
   /** The worst fresh gradient among the lanes of higher priority. */
   private signalAbove(lane: Lane): number {
-    const now = Date.now();
+    const now = this.now();
     let g = 1;
     for (const other of LANES) {
       if (other === lane) break;
