@@ -317,7 +317,7 @@ async function main(): Promise<void> {
     }
     if (wantOverload) {
       await settle(client, PREFIX);
-      overload = await overloadBench({ svc, runtime, serviceEnv, admin: ADMIN, esPid, root, agentIds: seeded.agentIds, quick, log });
+      overload = await overloadBench({ client, prefix: PREFIX, svc, runtime, serviceEnv, admin: ADMIN, esPid, root, agentIds: seeded.agentIds, quick, log });
     }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();

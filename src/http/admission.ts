@@ -57,6 +57,8 @@ const SMOOTHING = 0.2;
 /** A higher lane's congestion signal counts while it is this fresh. */
 const SIGNAL_MS = 1000;
 const RETRY_AFTER_SECONDS = 1;
+/** A lane's queue holds at most this many requests per slot of its limit (the wait bounds it too). */
+const QUEUE_PER_SLOT = 4;
 
 interface Waiter {
   caller: string | undefined;
@@ -208,7 +210,7 @@ export class Admission {
   }
 
   private async wait(l: LaneState, caller: string | undefined): Promise<void> {
-    if (l.queue.length >= l.capacity || l.settings.queueMs <= 0) throw this.shed(l, caller);
+    if (l.queue.length >= l.capacity * QUEUE_PER_SLOT || l.settings.queueMs <= 0) throw this.shed(l, caller);
     l.hold(caller, 1);
     try {
       await new Promise<void>((resolve, reject) => {
