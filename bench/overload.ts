@@ -36,6 +36,8 @@ export interface OverloadResult {
   socUnloaded: OpenLoopResult;
   agentsAlone: OpenLoopResult;
   together: { agents: OpenLoopResult; soc: OpenLoopResult; lanesAfter: string };
+  /** The same overload against the service with ECS_ADMISSION=false (one queue, as main). */
+  withoutLanes: { agents: OpenLoopResult; soc: OpenLoopResult };
   flood: {
     /** Gets on the tokens index during the flood: the store work unknown tokens cause. */
     protectedTokenLookups: number;
@@ -179,8 +181,10 @@ export async function overloadBench(opts: {
   const S = opts.quick ? 6 : 12;
   // Agents' requests spread over 16 tokens (real agents each have their own): one token for all
   // would make every shed agent request the caller's excess (429).
-  const agentTokens = await Promise.all(Array.from({ length: 16 }, () => mint(svc.url, admin, { role: 'system' })));
-  const soc = await Promise.all(Array.from({ length: 8 }, () => mint(svc.url, admin, { role: 'reader', orgId: root })));
+  const agentTokens: string[] = [];
+  for (let i = 0; i < 16; i++) agentTokens.push(await mint(svc.url, admin, { role: 'system' }));
+  const soc: string[] = [];
+  for (let i = 0; i < 8; i++) soc.push(await mint(svc.url, admin, { role: 'reader', orgId: root }));
   const connect = (i: number): Req => ({
     method: 'POST',
     path: `${API}/endpoint/${agentIds[(i * 7919) % agentIds.length]}/connect`,
@@ -238,6 +242,16 @@ export async function overloadBench(opts: {
   const lanesAfter = await lanes(svc.url);
   log(`overload: agents alone p99 ${agentsAlone.okP99} ms; with SOC p99 ${agents.okP99} ms, served ${(agents.servedRatio * 100).toFixed(1)} %`);
 
+  const noLanes = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_ADMISSION: 'false' } });
+  let withoutLanes: OverloadResult['withoutLanes'];
+  try {
+    const [a, sl] = await Promise.all([openLoop(noLanes.url, agentRate, S, 256, connect), openLoop(noLanes.url, socRate, S, 256, socReq)]);
+    withoutLanes = { agents: a, soc: sl };
+  } finally {
+    await noLanes.stop();
+  }
+  log(`overload without lanes: agents p99 ${withoutLanes.agents.okP99} ms, served ${(withoutLanes.agents.servedRatio * 100).toFixed(1)} %`);
+
   // Bogus-token flood at the maximum rate (64 connections, a new token each request).
   const tokenGets = async (): Promise<number> => {
     const res = await opts.client.indices.stats({ index: aliasName(opts.prefix, 'tokens'), metric: ['get'] });
@@ -289,6 +303,7 @@ export async function overloadBench(opts: {
     socUnloaded,
     agentsAlone,
     together: { agents, soc: socLoaded, lanesAfter },
+    withoutLanes,
     flood: {
       protectedTokenLookups: prot.lookups,
       unprotectedTokenLookups: unprot.lookups,
@@ -317,6 +332,8 @@ export function overloadTable(r: OverloadResult): string {
     row('agents alone', r.agentsAlone),
     row('agents, with SOC at 3 × max', r.together.agents),
     row('SOC at 3 × max', r.together.soc),
+    row('agents, with SOC at 3 × max, lanes off (ECS_ADMISSION=false)', r.withoutLanes.agents),
+    row('SOC at 3 × max, lanes off', r.withoutLanes.soc),
     row('agents during the bogus-token flood', r.flood.agentsProtected),
     row('agents during the flood, protections off', r.flood.agentsUnprotected),
     '',
