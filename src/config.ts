@@ -37,7 +37,7 @@ export interface Config {
   authFailuresPerMinute: number;
 }
 
-/** `lane=n,lane=n` with every lane named once at most. */
+/** `lane=n,lane=n` (a lane named twice: the later one counts). */
 const laneMap = Joi.string()
   .allow('')
   .pattern(new RegExp(`^((${LANES.join('|')})=\\d{1,6})(,(${LANES.join('|')})=\\d{1,6})*$`))

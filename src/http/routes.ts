@@ -54,8 +54,8 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   roles: readonly Role[];
   /**
    * The admission lane (src/http/admission.ts): `agent` for agents' and devices' hot paths,
-   * `interactive` for reads and small writes of people, `heavy` for aggregations, deep pages,
-   * exports and jobs, `admin` for administrative writes.
+   * `interactive` for reads of one record or a short list, `heavy` for page-searches,
+   * aggregations, exports and jobs, `admin` for administrative writes.
    */
   lane: Lane;
   /** True for operations beyond the spec (admin, reads a gateway needs). */
