@@ -33,9 +33,9 @@ export interface LaneSettings {
  */
 export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
   agent: { min: 16, initial: 64, max: 1024, queueMs: 1000 },
-  admin: { min: 2, initial: 8, max: 64, queueMs: 1000 },
-  interactive: { min: 2, initial: 16, max: 256, queueMs: 100 },
-  heavy: { min: 1, initial: 4, max: 64, queueMs: 10 },
+  admin: { min: 8, initial: 16, max: 128, queueMs: 1000 },
+  interactive: { min: 4, initial: 16, max: 256, queueMs: 100 },
+  heavy: { min: 1, initial: 8, max: 64, queueMs: 25 },
 };
 
 export interface AdmissionOptions {
@@ -57,8 +57,13 @@ const SMOOTHING = 0.2;
 /** A higher lane's congestion signal counts while it is this fresh. */
 const SIGNAL_MS = 1000;
 const RETRY_AFTER_SECONDS = 1;
-/** A lane's queue holds at most this many requests per slot of its limit (the wait bounds it too). */
+/**
+ * A lane's queue holds at most this many requests per slot of its limit, and never fewer than
+ * QUEUE_MIN (a burst of one client's concurrent writes must not be shed on an idle service);
+ * the lane's wait bounds it in time.
+ */
 const QUEUE_PER_SLOT = 4;
+const QUEUE_MIN = 64;
 
 interface Waiter {
   caller: string | undefined;
@@ -210,7 +215,8 @@ export class Admission {
   }
 
   private async wait(l: LaneState, caller: string | undefined): Promise<void> {
-    if (l.queue.length >= l.capacity * QUEUE_PER_SLOT || l.settings.queueMs <= 0) throw this.shed(l, caller);
+    const queueMax = Math.max(QUEUE_MIN, l.capacity * QUEUE_PER_SLOT);
+    if (l.queue.length >= queueMax || l.settings.queueMs <= 0) throw this.shed(l, caller);
     l.hold(caller, 1);
     try {
       await new Promise<void>((resolve, reject) => {
