@@ -29,12 +29,12 @@ export interface LaneSettings {
 /**
  * Defaults, sized for the ratios of the work rather than for one machine: the adaptive limit
  * moves between `min` and `max`. Agents' hot paths are short store round trips and queue
- * longest (with the rare administrative writes, which should wait rather than fail); heavy work queues barely (a shed answer is worth more than a late one).
+ * long (as do people's reads and the rare administrative writes, which should rather wait than fail); heavy work queues barely (a shed answer is worth more than a late one).
  */
 export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
   agent: { min: 16, initial: 64, max: 1024, queueMs: 1000 },
   admin: { min: 8, initial: 16, max: 128, queueMs: 1000 },
-  interactive: { min: 4, initial: 16, max: 256, queueMs: 100 },
+  interactive: { min: 8, initial: 32, max: 256, queueMs: 1000 },
   heavy: { min: 1, initial: 8, max: 64, queueMs: 25 },
 };
 
