@@ -260,9 +260,14 @@ export class Admission {
     return g;
   }
 
-  /** A caller holding half the lane or more is answered 429 (its own excess); anyone else 503. */
+  /**
+   * 429 when the caller holds half the lane or more while the lane is not below its start
+   * (its own excess); 503 to anyone else, and to everyone while latency or store failures have
+   * shrunk the lane (the service's condition, e.g. a store outage).
+   */
   private shed(l: LaneState, caller: string | undefined): AppError {
-    const own = caller !== undefined && l.held(caller) >= Math.max(1, Math.ceil(l.capacity / 2));
+    const shrunk = l.limit < l.settings.initial;
+    const own = !shrunk && caller !== undefined && l.held(caller) >= Math.max(1, Math.ceil(l.capacity / 2));
     this.shedTotal?.inc({ lane: l.name, status: own ? '429' : '503' });
     return own
       ? new TooManyRequestsError(RETRY_AFTER_SECONDS, `too many concurrent ${l.name} requests from this token; retry later`)

@@ -86,4 +86,17 @@ describe('admission lanes: adaptive limits', () => {
     open();
     await held;
   });
+
+  it('a lane shrunk by latency or store failures sheds 503 to every caller: the condition is the service\'s', async () => {
+    const { a, call } = harness({ queueMs: { heavy: 0 } });
+    for (let i = 0; i < 50; i++) await call('heavy', 10);
+    for (let i = 0; i < 50; i++) await call('heavy', 100);
+    expect(a.lane('heavy').limit).to.equal(1);
+    let open!: () => void;
+    const held = a.run('heavy', 'x', () => new Promise<void>((r) => (open = r)));
+    const own = await a.run('heavy', 'x', async () => undefined).catch((e: unknown) => e);
+    expect(own).to.be.instanceOf(ServiceUnavailableError);
+    open();
+    await held;
+  });
 });
