@@ -12,6 +12,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from './errors.js';
+import { translateStoreError } from '../store/errors.js';
 
 /** Lanes in priority order: earlier lanes are protected from the contention of later ones. */
 export const LANES = ['agent', 'admin', 'interactive', 'heavy'] as const;
@@ -204,7 +205,9 @@ export class Admission {
     try {
       return await work();
     } catch (err) {
-      failed = err instanceof AppError && err.status >= 500;
+      // A store error that escaped untranslated counts as what it will be answered as.
+      const answered = translateStoreError(err);
+      failed = answered instanceof AppError && answered.status >= 500;
       throw err;
     } finally {
       l.hold(caller, -1);
