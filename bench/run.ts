@@ -33,6 +33,7 @@ import { scenarios as allScenarios, type Scenario } from './scenarios.js';
 import { buildService, startHop, startService, type Runtime } from './service-process.js';
 import { formatSummary, summarize } from './profile.js';
 import { migrationBench, type MigrationResult } from './migration.js';
+import { overloadBench, overloadTable, type OverloadResult } from './overload.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -42,13 +43,15 @@ const profile = args.includes('--profile');
 const runtime: Runtime = args.includes('--tsx') ? 'tsx' : 'dist';
 const only = args.filter((a) => !a.startsWith('--'));
 const wantMigration = only.length === 0 || only.includes('migration');
-const scenarioFilter = only.filter((o) => o !== 'migration');
+const wantOverload = only.length === 0 || only.includes('overload');
+const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload');
 const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
 const CONNECTIONS = 64;
 const ROUND_S = quick ? 5 : 10;
 const WARMUP_S = quick ? 2 : 3;
 const ROUNDS = 2;
-const PREFIX = quick ? 'ecs-benchq' : 'ecs-bench';
+// BENCH_INDEX_PREFIX: another prefix, so runs sharing one Elasticsearch do not drop each other's indices.
+const PREFIX = process.env.BENCH_INDEX_PREFIX ?? (quick ? 'ecs-benchq' : 'ecs-bench');
 const ADMIN = `bench-${crypto.randomBytes(12).toString('hex')}`;
 const log = (l: string): void => console.error(`[bench] ${new Date().toISOString().slice(11, 19)} ${l}`);
 
@@ -187,7 +190,8 @@ async function main(): Promise<void> {
   const results: ScenarioResult[] = [];
   let servicePeakRssMb: number | undefined;
   let profileSummary: string | undefined;
-  if (wantScenarios) {
+  let overload: OverloadResult | undefined;
+  if (wantScenarios || wantOverload) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: false };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
     let seeded: Seeded;
@@ -204,16 +208,13 @@ async function main(): Promise<void> {
     }
 
     const profileDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'ecs-bench-prof-')) : undefined;
-    const svc = await startService({
-      runtime,
-      profileDir,
-      env: { ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: PREFIX, ECS_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' },
-    });
+    const serviceEnv = { ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: PREFIX, ECS_ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' };
+    const svc = await startService({ runtime, profileDir, env: serviceEnv });
     log(`service (${runtime}) at ${svc.url}, pid ${svc.pid}; idle RSS ${sample(svc.pid).rssMb.toFixed(0)} MB`);
     const root = seeded.roots[0];
     const subtree = await services.orgs.subtree(root);
     const every = allScenarios({ client, prefix: PREFIX, seeded, root, subtree });
-    const list = every.filter((s) => scenarioFilter.length === 0 || scenarioFilter.some((o) => s.name.startsWith(o)));
+    const list = wantScenarios ? every.filter((s) => scenarioFilter.length === 0 || scenarioFilter.some((o) => s.name.startsWith(o))) : [];
     const hop = await startHop({
       ELASTICSEARCH_URL: esUrl,
       BENCH_PREFIX: PREFIX,
@@ -314,6 +315,10 @@ async function main(): Promise<void> {
           `ratio ${res.ratio.toFixed(2)} | bare hop ${hopRound.rps.toFixed(0)} rps p99 ${hopRound.p99} ms (errors ${hopRound.errors}; ${hopRound.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopRound.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | at 70 % (${rate}/s) p99 ${a.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
       );
     }
+    if (wantOverload) {
+      await settle(client, PREFIX);
+      overload = await overloadBench({ client, prefix: PREFIX, svc, runtime, serviceEnv, admin: ADMIN, esPid, root, agentIds: seeded.agentIds, quick, log });
+    }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
     await hop.stop();
@@ -351,12 +356,14 @@ async function main(): Promise<void> {
     servicePeakRssMb,
     results,
     migration,
+    overload,
     targets,
   };
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`\n${resultsTable(results, migration)}\n\n${targetsTable(targets)}\n`);
+  if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,
   );

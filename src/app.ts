@@ -11,7 +11,8 @@ import type { StoreContext } from './store/client.js';
 import { storeAnswers } from './store/client.js';
 import { serviceAliases } from './store/indices.js';
 import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from './http/errors.js';
-import { errorHandler, observe, createMetrics, type Metrics } from './http/observe.js';
+import { errorHandler, observe, createMetrics, securityHeaders, type Metrics } from './http/observe.js';
+import { Admission } from './http/admission.js';
 import { requestTimeout, rateLimiter } from './http/limits.js';
 import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
 import { buildOpenApi, docsPage } from './http/openapi.js';
@@ -91,6 +92,12 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     requireTokenEverywhere: config.requireTokenEverywhere,
     limitRate: rateLimiter(config.rateLimitPerMinute),
     idempotency: new Idempotency(services.idempotencyKeys, config.idempotencyKeyTtlSeconds, log),
+    admission: new Admission({
+      enabled: config.admission,
+      fixedLimits: config.laneLimits,
+      queueMs: config.laneQueueMs,
+      registry: metrics.registry,
+    }),
     parseBody: koaBody({
       json: true,
       urlencoded: false,
@@ -103,6 +110,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   });
 
   app.use(observe(log, metrics));
+  app.use(securityHeaders(`${API_PREFIX}/docs`));
   app.use(errorHandler());
   app.use(requestTimeout(config.requestTimeoutMs));
   // Routers leave unmatched requests at 404/405/501 without a body; they become section-7 errors here.

@@ -3,6 +3,7 @@ import Joi from 'joi';
 import type { StoreSecurity } from './store/client.js';
 import type { IndexLayout } from './store/client.js';
 import { loadTemplates } from './store/indices.js';
+import { LANES, type Lane } from './http/admission.js';
 
 export interface Config {
   host: string;
@@ -42,6 +43,29 @@ export interface Config {
   installerUrlTtlSeconds: number;
   /** How long an Idempotency-Key is remembered. */
   idempotencyKeyTtlSeconds: number;
+  /** Admission lanes in front of the store (src/http/admission.ts); false: every request runs at once. */
+  admission: boolean;
+  /** Fixed concurrency limits per lane instead of the adaptive ones. */
+  laneLimits: Partial<Record<Lane, number>>;
+  /** Longest queue wait per lane, overriding the defaults. */
+  laneQueueMs: Partial<Record<Lane, number>>;
+  tokenNegativeCacheSeconds: number;
+  authFailuresPerMinute: number;
+}
+
+/** `lane=n,lane=n` (a lane named twice: the later one counts). */
+const laneMap = Joi.string()
+  .allow('')
+  .pattern(new RegExp(`^((${LANES.join('|')})=\\d{1,6})(,(${LANES.join('|')})=\\d{1,6})*$`))
+  .default('');
+
+function parseLaneMap(v: string): Partial<Record<Lane, number>> {
+  const out: Partial<Record<Lane, number>> = {};
+  for (const part of v.split(',').filter(Boolean)) {
+    const [lane, n] = part.split('=');
+    out[lane as Lane] = Number(n);
+  }
+  return out;
 }
 
 /** Signs installer URLs when ECS_INSTALLER_SIGNING_KEY is unset; the service starts with it only in development mode. */
@@ -109,6 +133,11 @@ const schema = Joi.object({
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
   ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
   ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
+  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(true),
+  ECS_LANE_LIMITS: laneMap,
+  ECS_LANE_QUEUE_MS: laneMap,
+  ECS_TOKEN_NEGATIVE_CACHE_SECONDS: Joi.number().integer().min(0).default(10),
+  ECS_AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).default(60),
 })
   .and('ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD')
   .without('ELASTICSEARCH_API_KEY', ['ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD'])
@@ -167,5 +196,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // `npm install && npm start` on a fresh machine (managed local node) is a development run.
     development: (v.ECS_DEVELOPMENT as boolean | undefined) ?? v.ELASTICSEARCH_URL === undefined,
     idempotencyKeyTtlSeconds: v.ECS_IDEMPOTENCY_KEY_TTL_SECONDS as number,
+    admission: v.ECS_ADMISSION as boolean,
+    laneLimits: parseLaneMap(v.ECS_LANE_LIMITS as string),
+    laneQueueMs: parseLaneMap(v.ECS_LANE_QUEUE_MS as string),
+    tokenNegativeCacheSeconds: v.ECS_TOKEN_NEGATIVE_CACHE_SECONDS as number,
+    authFailuresPerMinute: v.ECS_AUTH_FAILURES_PER_MINUTE as number,
   };
 }

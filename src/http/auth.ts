@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import type { Query } from '../store/doc-store.js';
-import { ForbiddenError, UnauthorizedError } from './errors.js';
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from './errors.js';
 
 export const ROLES = ['system', 'admin', 'reader', 'agent'] as const;
 export type Role = (typeof ROLES)[number];
@@ -77,24 +77,83 @@ interface CacheEntry {
   until: number;
 }
 
+/** What failed authentication may cost (Issue 17): nothing at the store beyond a small budget. */
+export interface FailedAuthOptions {
+  /** How long an unknown token hash is answered 401 without a store lookup; 0 disables. */
+  negativeCacheSeconds: number;
+  /** Store lookups of unknown hashes one client address may cause per minute; 0: unlimited. */
+  lookupsPerMinute: number;
+}
+
+/** Bounded insertion-ordered map: the oldest entry goes when it is full. */
+function boundedSet<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  if (!map.has(key) && map.size >= max) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  map.set(key, value);
+}
+
+/**
+ * A token bucket per client address for store lookups of token hashes the service does not
+ * know. A lookup takes a token before it goes to the store and gives it back when the hash
+ * turns out to be a real token, so only failures spend the budget.
+ */
+class LookupBudget {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private static readonly maxAddresses = 50_000;
+
+  constructor(private readonly perMinute: number) {}
+
+  /** Seconds until the address may look up again, or 0 after taking a token. */
+  take(address: string, now: number): number {
+    if (this.perMinute <= 0) return 0;
+    const b = this.buckets.get(address) ?? { tokens: this.perMinute, at: now };
+    b.tokens = Math.min(this.perMinute, b.tokens + ((now - b.at) / 60_000) * this.perMinute);
+    b.at = now;
+    boundedSet(this.buckets, address, b, LookupBudget.maxAddresses);
+    if (b.tokens < 1) return Math.max(1, Math.ceil(((1 - b.tokens) * 60) / this.perMinute));
+    b.tokens -= 1;
+    return 0;
+  }
+
+  giveBack(address: string): void {
+    const b = this.buckets.get(address);
+    if (b) b.tokens = Math.min(this.perMinute, b.tokens + 1);
+  }
+}
+
 /**
  * Verifies tokens. Hits are cached for `cacheSeconds` so the hot paths cost one store
  * round trip (their own); a revocation through this instance takes effect at once, through
  * another instance when its ChangeWatcher sees the `tokens` change feed move (within a
  * second), and within `cacheSeconds` at worst (the feed unreadable).
+ *
+ * Failed authentication costs the store (almost) nothing: an unknown hash is remembered for
+ * `negativeCacheSeconds`, and each client address has a small budget of lookups of unknown
+ * hashes (429 before the store beyond it). Hashes that were real tokens once on this instance
+ * are always looked up, so a flood from an address cannot lock out the valid tokens used
+ * from it; only a token's very first use from a flooding address waits for the budget.
  */
 export class Authenticator {
   private readonly cache = new Map<string, CacheEntry>();
   private static readonly maxEntries = 20_000;
+  private readonly unknown = new Map<string, number>();
+  /** Hashes that were real tokens (value unused); never a reason to admit, only to look up. */
+  private readonly known = new Map<string, true>();
+  private readonly budget: LookupBudget;
 
   constructor(
     private readonly tokens: TokenVerifier,
     private readonly adminToken: string | undefined,
     private readonly cacheSeconds: number,
-  ) {}
+    private readonly failed: FailedAuthOptions = { negativeCacheSeconds: 0, lookupsPerMinute: 0 },
+  ) {
+    this.budget = new LookupBudget(failed.lookupsPerMinute);
+  }
 
-  /** 401 for a missing, unknown, revoked or expired token. */
-  async authenticate(secret: string | undefined): Promise<Principal> {
+  /** 401 for a missing, unknown, revoked or expired token; 429 when `client` spent its lookup budget. */
+  async authenticate(secret: string | undefined, client = 'unknown'): Promise<Principal> {
     if (!secret) throw new UnauthorizedError();
     if (this.adminToken && safeEqual(secret, this.adminToken)) {
       return { role: 'system', name: 'bootstrap-admin', tokenId: 'env:ECS_ADMIN_TOKEN' };
@@ -104,21 +163,35 @@ export class Authenticator {
     const now = Date.now();
     let entry = this.cache.get(hash);
     if (!entry || entry.until < now) {
-      const record = await this.tokens.findByHash(hash);
+      const record = await this.lookUp(hash, client, now);
       entry = { record, until: now + this.cacheSeconds * 1000 };
-      if (record && this.cacheSeconds > 0) {
-        if (this.cache.size >= Authenticator.maxEntries) {
-          const oldest = this.cache.keys().next().value;
-          if (oldest !== undefined) this.cache.delete(oldest);
-        }
-        this.cache.set(hash, entry);
-      }
+      if (record && this.cacheSeconds > 0) boundedSet(this.cache, hash, entry, Authenticator.maxEntries);
     }
     const t = entry.record;
     if (!t) throw new UnauthorizedError('invalid token');
     if (t.revoked) throw new UnauthorizedError('token revoked');
     if (t.expiresAt && Date.parse(t.expiresAt) <= now) throw new UnauthorizedError('token expired');
     return { role: t.role, tokenId: t.id, name: t.name, orgId: t.orgId, endpointId: t.endpointId };
+  }
+
+  /** The store lookup of a hash not in the cache, guarded by the negative cache and the budget. */
+  private async lookUp(hash: string, client: string, now: number): Promise<TokenRecord | undefined> {
+    const unknownUntil = this.unknown.get(hash);
+    if (unknownUntil !== undefined && unknownUntil >= now) return undefined;
+    const known = this.known.has(hash);
+    if (!known) {
+      const wait = this.budget.take(client, now);
+      if (wait > 0) throw new TooManyRequestsError(wait, 'too many failed authentications from this address; retry later');
+    }
+    const record = await this.tokens.findByHash(hash);
+    if (record) {
+      if (!known) this.budget.giveBack(client);
+      boundedSet(this.known, hash, true, Authenticator.maxEntries);
+      this.unknown.delete(hash);
+    } else if (this.failed.negativeCacheSeconds > 0) {
+      boundedSet(this.unknown, hash, now + this.failed.negativeCacheSeconds * 1000, Authenticator.maxEntries * 5);
+    }
+    return record;
   }
 
   /** Forgets tokens at once (after revocation). */

@@ -69,8 +69,8 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 export class TooManyRequestsError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super(429, 'rate limit exceeded for this token', undefined, { 'Retry-After': String(retryAfterSeconds) });
+  constructor(retryAfterSeconds: number, message = 'rate limit exceeded for this token') {
+    super(429, message, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
 export class ServiceUnavailableError extends AppError {

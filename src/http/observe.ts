@@ -63,6 +63,19 @@ export function observe(log: Logger, metrics: Metrics): Koa.Middleware {
   };
 }
 
+/**
+ * Headers on every answer: `nosniff` everywhere, and `no-store` on everything but the static
+ * API documentation (`docsPrefix`), since answers carry tenant data and token minting its
+ * secret. Set before the work so error answers carry them too.
+ */
+export function securityHeaders(docsPrefix: string): Koa.Middleware {
+  return async (ctx, next) => {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    if (!ctx.path.startsWith(docsPrefix)) ctx.set('Cache-Control', 'no-store');
+    await next();
+  };
+}
+
 function asAppError(err: unknown): AppError | undefined {
   const translated = translateStoreError(err);
   if (translated instanceof AppError) return translated;

@@ -30,13 +30,15 @@ const ERROR_REF = { $ref: '#/components/schemas/ErrorBody' };
 /**
  * Answers any operation can give besides the ones the spec lists for it: a token that is
  * present is always verified (401), the store can be down or a request time out (503 with
- * Retry-After), a body can exceed the limit (413), a token can exceed its rate (429).
+ * Retry-After), a body can exceed the limit (413), a token can exceed its rate (429), and an
+ * operation's admission lane can be full (src/http/admission.ts: 429 for the caller's excess,
+ * 503 for the service's).
  */
 const INFRASTRUCTURE_ERRORS: Record<number, string> = {
   401: 'Token missing, invalid, revoked or expired',
   413: 'Request body exceeds the size limit',
-  429: 'Rate limit of the token exceeded (only when ECS_RATE_LIMIT_PER_MINUTE is set); see Retry-After',
-  503: 'Store unavailable or request timed out; retry after Retry-After seconds',
+  429: "Too many requests: the token's rate limit (ECS_RATE_LIMIT_PER_MINUTE), its share of the operation's admission lane, or the address's failed authentications; see Retry-After",
+  503: "Store unavailable, request timed out, or the operation's admission lane full; retry after Retry-After seconds",
 };
 
 function infrastructureErrors(spec: RouteSpec): number[] {

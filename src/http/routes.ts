@@ -11,6 +11,7 @@ import { Access, ANONYMOUS, TOKEN_HEADER, type Authenticator, type OrgTree, type
 import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
 import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
+import type { Admission, Lane } from './admission.js';
 
 export const API_PREFIX = '/endpoint-control-service/v1';
 
@@ -57,6 +58,12 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   sec: boolean;
   /** Roles admitted besides `system` (which is admitted everywhere). */
   roles: readonly Role[];
+  /**
+   * The admission lane (src/http/admission.ts): `agent` for agents' and devices' hot paths,
+   * `interactive` for reads of one record or a short list, `heavy` for page-searches,
+   * aggregations, exports and jobs, `admin` for administrative writes.
+   */
+  lane: Lane;
   /** True for operations beyond the spec (admin, reads a gateway needs). */
   extension?: boolean;
   /**
@@ -152,6 +159,8 @@ export interface MountDeps {
   requireTokenEverywhere: boolean;
   /** Per-token rate limiting, when configured. */
   limitRate?: (principal: Principal) => void;
+  /** Lanes in front of the store: every handler runs inside its declared lane. */
+  admission: Admission;
   /** JSON body parser, run only for operations that declare a body (after authentication). */
   parseBody: Koa.Middleware;
   /** Runs `idempotent` operations called with an Idempotency-Key. */
@@ -202,7 +211,7 @@ async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promis
   const secret = tokenFrom(ctx);
   const required = spec.sec || deps.requireTokenEverywhere;
   if (!secret && !required) return ANONYMOUS;
-  const principal = await deps.authenticator.authenticate(secret);
+  const principal = await deps.authenticator.authenticate(secret, ctx.ip);
   if (principal.role !== 'system' && !spec.roles.includes(principal.role as Role)) {
     throw new ForbiddenError(`role ${principal.role} may not call ${spec.operationId}`);
   }
@@ -225,10 +234,12 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
       const run = (createdId?: string): Promise<Reply> =>
         spec.handler({ params, query, body, access: new Access(principal, deps.orgs), log: ctx.state.log as Logger, path: ctx.path, createdId });
-      const reply: Reply =
+      // The whole operation (an idempotent one's key claim and outcome too) runs inside its lane.
+      const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, () =>
         key === undefined
-          ? await run()
-          : await deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
+          ? run()
+          : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run),
+      );
       if (reply.body === undefined) {
         // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
         // Koa turns a null body into 204, so the status is set after it.

@@ -105,7 +105,10 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   const feed = new ChangeFeedStore(store);
   const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
   const tokenStore = new TokenStore(store);
-  const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds);
+  const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds, {
+    negativeCacheSeconds: config.tokenNegativeCacheSeconds,
+    lookupsPerMinute: config.authFailuresPerMinute,
+  });
   const tokens = new TokenService(tokenStore, orgs, authenticator, feed);
   const changeWatcher = new ChangeWatcher(
     feed,

@@ -13,6 +13,7 @@ describe('response conformance checker', () => {
         path: '/probe/{id}',
         summary: 'probe',
         tag: 't',
+        lane: 'interactive',
         sec: true,
         roles: [],
         responses: { 200: { description: 'OK', schema: Joi.object({ id: Joi.string().required(), n: Joi.number().integer() }) } },

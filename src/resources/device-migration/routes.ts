@@ -21,6 +21,7 @@ function migrationRoute(svc: DeviceMigrationService, family: DeviceFamily, opera
     path,
     summary: `Copy every ${noun} endpoint record to the relational store; answers the counts once the run completes`,
     tag: 'device-migration',
+    lane: 'heavy',
     sec: false,
     // Without a token: a perimeter caller. With one, only `system`: the copy spans every organization.
     roles: SYSTEM_ONLY,

@@ -14,6 +14,7 @@ export function installerRoutes(svc: InstallerService): RouteSpec[] {
       path: '/ui/installer/{platform}',
       summary: 'A JSON string: the URL of the current installer for the platform, signed with an HMAC of its path and expiry',
       tag: 'modules',
+      lane: 'interactive',
       sec: true,
       roles: ALL,
       params: Joi.object({ platform: Joi.string().valid(...INSTALLER_PLATFORMS).required() }),

@@ -23,6 +23,7 @@ export function reportRoutes(svc: ReportService): RouteSpec[] {
       path: '/report/host-info/aggregation',
       summary: 'Non-deleted endpoints counted per value of one hostInfo field, count descending then key',
       tag: 'report',
+      lane: 'heavy',
       sec: true,
       roles: READERS,
       body: reportCriteria,

@@ -34,6 +34,7 @@ export function vendorDataRoutes(svc: VendorDataService): RouteSpec[] {
       path: '/vendor/antivirus/installation-data',
       summary: "Register an endpoint's antivirus installation (uniqueId is the vendor's hardwareId); once per endpoint",
       tag: 'antivirus-vendor',
+      lane: 'agent',
       sec: true,
       roles: WRITERS,
       body: antivirusInstallationData,

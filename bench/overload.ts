@@ -1,0 +1,348 @@
+/**
+ * The overload scenario (Issue 17): agents at a fixed rate (30 % of the connect maximum) alone,
+ * then with SOC page-searches and aggregations offered at 3 × their maximum; then a flood of
+ * bogus tokens at the maximum rate against the service as configured and against the same
+ * service with the failed-authentication protections off (what main did), with agents at
+ * their rate alongside. Open-loop load: a request is offered on schedule whatever happened to
+ * the previous ones, so a late answer does not slow the offer down (no coordinated omission).
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import autocannon from 'autocannon';
+import type { Client } from '@elastic/elasticsearch';
+import { aliasName } from '../src/store/client.js';
+import { cpuSeconds } from './proc.js';
+import { API } from './scenarios.js';
+import { startService, type Runtime, type ServiceProcess } from './service-process.js';
+
+export interface OpenLoopResult {
+  offered: number;
+  /** Offered but not sent: the generator's in-flight cap was reached (counts as not served). */
+  notSent: number;
+  ok: number;
+  shed: number;
+  other: number;
+  okP50: number;
+  okP99: number;
+  shedP99: number;
+  servedRatio: number;
+}
+
+export interface OverloadResult {
+  connectMaxRps: number;
+  agentRate: number;
+  socMaxRps: number;
+  socRate: number;
+  socUnloaded: OpenLoopResult;
+  agentsAlone: OpenLoopResult;
+  together: { agents: OpenLoopResult; soc: OpenLoopResult; lanesAfter: string };
+  /** The same overload against the service with ECS_ADMISSION=false (one queue, as main). */
+  withoutLanes: { agents: OpenLoopResult; soc: OpenLoopResult };
+  flood: {
+    /** Gets on the tokens index during the flood: the store work unknown tokens cause. */
+    protectedTokenLookups: number;
+    unprotectedTokenLookups: number;
+    protectedEsCpuS: number;
+    unprotectedEsCpuS: number;
+    ratio: number;
+    floodRps: number;
+    unprotectedFloodRps: number;
+    agentsProtected: OpenLoopResult;
+    agentsUnprotected: OpenLoopResult;
+  };
+  targets: { name: string; value: string; met: boolean }[];
+}
+
+interface Req {
+  method: string;
+  path: string;
+  token: string;
+  body?: string;
+}
+
+const pct = (xs: number[], p: number): number => {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] * 10) / 10;
+};
+
+/** Offers `rate` requests a second for `seconds`, at most `maxInFlight` at once. */
+function openLoop(url: string, rate: number, seconds: number, maxInFlight: number, make: (i: number) => Req): Promise<OpenLoopResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: maxInFlight });
+  const target = new URL(url);
+  const okMs: number[] = [];
+  const shedMs: number[] = [];
+  let offered = 0;
+  let notSent = 0;
+  let other = 0;
+  let inFlight = 0;
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const finish = (): void => {
+      if (performance.now() - start < seconds * 1000 || inFlight > 0) return;
+      agent.destroy();
+      const served = okMs.length;
+      resolve({
+        offered,
+        notSent,
+        ok: served,
+        shed: shedMs.length,
+        other,
+        okP50: pct(okMs, 50),
+        okP99: pct(okMs, 99),
+        shedP99: pct(shedMs, 99),
+        servedRatio: offered === 0 ? 0 : served / offered,
+      });
+    };
+    const send = (r: Req): void => {
+      inFlight += 1;
+      const t0 = performance.now();
+      const headers: Record<string, string> = { 'x-auth-token': r.token };
+      if (r.body) headers['content-type'] = 'application/json';
+      const req = http.request({ host: target.hostname, port: target.port, method: r.method, path: r.path, headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          const ms = performance.now() - t0;
+          const s = res.statusCode ?? 0;
+          if (s < 300) okMs.push(ms);
+          else if (s === 429 || s === 503) shedMs.push(ms);
+          else other += 1;
+          inFlight -= 1;
+          finish();
+        });
+      });
+      req.on('error', () => {
+        other += 1;
+        inFlight -= 1;
+        finish();
+      });
+      req.end(r.body);
+    };
+    const timer = setInterval(() => {
+      const elapsed = (performance.now() - start) / 1000;
+      if (elapsed >= seconds) {
+        clearInterval(timer);
+        finish();
+        return;
+      }
+      const due = Math.floor(elapsed * rate);
+      while (offered < due) {
+        const i = offered++;
+        if (inFlight >= maxInFlight) notSent += 1;
+        else send(make(i));
+      }
+    }, 5);
+  });
+}
+
+/** Closed-loop maximum: 64 connections for `seconds`; successful (and all) answers per second. */
+async function closedLoop(url: string, seconds: number, requests: autocannon.Request[], token: string): Promise<{ ok: number; all: number }> {
+  const res = await new Promise<autocannon.Result>((resolve, reject) =>
+    autocannon(
+      { url, connections: 64, pipelining: 1, duration: seconds, requests, headers: { 'x-auth-token': token, 'content-type': 'application/json' } },
+      (err, r) => (err ? reject(err) : resolve(r)),
+    ),
+  );
+  return { ok: (res.requests.total - res.non2xx - res.errors) / res.duration, all: res.requests.total / res.duration };
+}
+
+async function mint(url: string, admin: string, body: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${url}${API}/admin/tokens`, {
+    method: 'POST',
+    headers: { 'x-auth-token': admin, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `bench-${crypto.randomBytes(3).toString('hex')}`, ...body }),
+  });
+  if (res.status !== 201) throw new Error(`minting a token: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { token: string }).token;
+}
+
+async function lanes(url: string): Promise<string> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('ecs_admission_'))
+    .join('; ');
+}
+
+export async function overloadBench(opts: {
+  client: Client;
+  prefix: string;
+  svc: ServiceProcess;
+  runtime: Runtime;
+  serviceEnv: Record<string, string>;
+  admin: string;
+  esPid: number | undefined;
+  root: string;
+  agentIds: string[];
+  quick: boolean;
+  log: (l: string) => void;
+}): Promise<OverloadResult> {
+  const { svc, admin, root, agentIds, log } = opts;
+  const S = opts.quick ? 6 : 12;
+  // Agents' requests spread over 16 tokens (real agents each have their own): one token for all
+  // would make every shed agent request the caller's excess (429).
+  const agentTokens: string[] = [];
+  for (let i = 0; i < 16; i++) agentTokens.push(await mint(svc.url, admin, { role: 'system' }));
+  const soc: string[] = [];
+  for (let i = 0; i < 8; i++) soc.push(await mint(svc.url, admin, { role: 'reader', orgId: root }));
+  const connect = (i: number): Req => ({
+    method: 'POST',
+    path: `${API}/endpoint/${agentIds[(i * 7919) % agentIds.length]}/connect`,
+    token: agentTokens[i % agentTokens.length],
+  });
+  const search = JSON.stringify({ criteria: { orgId: root }, pageRequest: { page: 2, size: 100, sort: [{ field: 'hostInfo.hostName', direction: 'DESC' }] } });
+  const aggregation = JSON.stringify({ orgId: root, includeChildren: true });
+  const socReq = (i: number): Req =>
+    i % 2 === 0
+      ? { method: 'POST', path: `${API}/endpoint/page-search`, token: soc[i % soc.length], body: search }
+      : { method: 'POST', path: `${API}/utm-endpoint/model/aggregation`, token: soc[i % soc.length], body: aggregation };
+
+  let n = 0;
+  const connectMaxRps = (
+    await closedLoop(
+      svc.url,
+      S,
+      [
+        {
+          method: 'POST',
+          setupRequest: (r) => {
+            const q = connect(n++);
+            return { ...r, path: q.path, headers: { ...r.headers, 'x-auth-token': q.token } };
+          },
+        },
+      ],
+      agentTokens[0],
+    )
+  ).ok;
+  const agentRate = Math.max(1, Math.round(connectMaxRps * 0.3));
+  let m = 0;
+  const socMaxRps = (
+    await closedLoop(
+      svc.url,
+      S,
+      [
+        {
+          method: 'POST',
+          setupRequest: (r) => {
+            const q = socReq(m++);
+            return { ...r, path: q.path, body: q.body, headers: { ...r.headers, 'x-auth-token': q.token } };
+          },
+        },
+      ],
+      soc[0],
+    )
+  ).ok;
+  const socRate = Math.max(1, Math.round(socMaxRps * 3));
+  log(`overload: connect max ${connectMaxRps.toFixed(0)}/s → agents at ${agentRate}/s; SOC max ${socMaxRps.toFixed(0)}/s → offered at ${socRate}/s`);
+
+  // Unloaded SOC tail: a quarter of their maximum, nothing else running.
+  const socUnloaded = await openLoop(svc.url, Math.max(1, Math.round(socMaxRps / 4)), S, 64, socReq);
+  const agentsAlone = await openLoop(svc.url, agentRate, S, 256, connect);
+  const [agents, socLoaded] = await Promise.all([openLoop(svc.url, agentRate, S, 256, connect), openLoop(svc.url, socRate, S, 256, socReq)]);
+  const lanesAfter = await lanes(svc.url);
+  log(`overload: agents alone p99 ${agentsAlone.okP99} ms; with SOC p99 ${agents.okP99} ms, served ${(agents.servedRatio * 100).toFixed(1)} %`);
+
+  const noLanes = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_ADMISSION: 'false' } });
+  let withoutLanes: OverloadResult['withoutLanes'];
+  try {
+    const [a, sl] = await Promise.all([openLoop(noLanes.url, agentRate, S, 256, connect), openLoop(noLanes.url, socRate, S, 256, socReq)]);
+    withoutLanes = { agents: a, soc: sl };
+  } finally {
+    await noLanes.stop();
+  }
+  log(`overload without lanes: agents p99 ${withoutLanes.agents.okP99} ms, served ${(withoutLanes.agents.servedRatio * 100).toFixed(1)} %`);
+
+  // Bogus-token flood at the maximum rate (64 connections, a new token each request).
+  const tokenGets = async (): Promise<number> => {
+    const res = await opts.client.indices.stats({ index: aliasName(opts.prefix, 'tokens'), metric: ['get'] });
+    return res._all.total?.get?.total ?? NaN;
+  };
+  const flood = async (url: string): Promise<{ esCpuS: number; lookups: number; floodRps: number; agents: OpenLoopResult }> => {
+    const gets = await tokenGets();
+    const before = cpuSeconds(opts.esPid);
+    const bogus = (): string => `ecs_${crypto.randomBytes(32).toString('base64url')}`;
+    const [rps, ag] = await Promise.all([
+      closedLoop(url, S, [{ method: 'GET', path: `${API}/endpoint/${agentIds[0]}`, setupRequest: (r) => ({ ...r, headers: { ...r.headers, 'x-auth-token': bogus() } }) }], bogus()),
+      openLoop(url, agentRate, S, 256, connect),
+    ]);
+    const after = cpuSeconds(opts.esPid);
+    // Every flood answer is a 401 or 429: its rate is all answers.
+    return { esCpuS: before === undefined || after === undefined ? NaN : after - before, lookups: (await tokenGets()) - gets, floodRps: rps.all, agents: ag };
+  };
+  const prot = await flood(svc.url);
+  const unprotectedSvc = await startService({
+    runtime: opts.runtime,
+    env: { ...opts.serviceEnv, ECS_TOKEN_NEGATIVE_CACHE_SECONDS: '0', ECS_AUTH_FAILURES_PER_MINUTE: '0' },
+  });
+  let unprot: Awaited<ReturnType<typeof flood>>;
+  try {
+    unprot = await flood(unprotectedSvc.url);
+  } finally {
+    await unprotectedSvc.stop();
+  }
+  // Per flood request, so a slower unprotected service (it waits on the store) is not favoured.
+  const ratio = prot.lookups / prot.floodRps / (unprot.lookups / unprot.floodRps);
+  log(
+    `overload: bogus-token flood: ${prot.lookups} token lookups at ${prot.floodRps.toFixed(0)}/s vs ${unprot.lookups} at ${unprot.floodRps.toFixed(0)}/s unprotected ` +
+      `(${(ratio * 100).toFixed(2)} % per request); ES CPU ${prot.esCpuS.toFixed(2)} s vs ${unprot.esCpuS.toFixed(2)} s (whole node, shared)`,
+  );
+
+  const targets = [
+    { name: 'agents connect p99 under overload ≤ 2 × alone', value: `${agents.okP99} vs ${agentsAlone.okP99} ms (×${(agents.okP99 / agentsAlone.okP99).toFixed(2)})`, met: agents.okP99 <= 2 * agentsAlone.okP99 },
+    { name: 'agents served ≥ 99 % of offered under overload', value: `${(agents.servedRatio * 100).toFixed(1)} %`, met: agents.servedRatio >= 0.99 },
+    { name: 'shed SOC requests answered p99 ≤ 50 ms', value: `${socLoaded.shedP99} ms (${socLoaded.shed} shed)`, met: socLoaded.shedP99 <= 50 },
+    { name: 'admitted SOC p99 ≤ 2 × unloaded p99', value: `${socLoaded.okP99} vs ${socUnloaded.okP99} ms (${socLoaded.ok} admitted)`, met: socLoaded.okP99 <= 2 * socUnloaded.okP99 },
+    { name: 'bogus-token flood: store lookups per request ≤ 5 % of unprotected', value: `${(ratio * 100).toFixed(2)} %`, met: ratio <= 0.05 },
+    { name: 'agents keep their rate during the flood (≥ 99 %)', value: `${(prot.agents.servedRatio * 100).toFixed(1)} %`, met: prot.agents.servedRatio >= 0.99 },
+  ];
+  return {
+    connectMaxRps,
+    agentRate,
+    socMaxRps,
+    socRate,
+    socUnloaded,
+    agentsAlone,
+    together: { agents, soc: socLoaded, lanesAfter },
+    withoutLanes,
+    flood: {
+      protectedTokenLookups: prot.lookups,
+      unprotectedTokenLookups: unprot.lookups,
+      protectedEsCpuS: prot.esCpuS,
+      unprotectedEsCpuS: unprot.esCpuS,
+      ratio,
+      floodRps: prot.floodRps,
+      unprotectedFloodRps: unprot.floodRps,
+      agentsProtected: prot.agents,
+      agentsUnprotected: unprot.agents,
+    },
+    targets,
+  };
+}
+
+/** Markdown: the phases and the targets. */
+export function overloadTable(r: OverloadResult): string {
+  const row = (name: string, x: OpenLoopResult): string =>
+    `| ${name} | ${x.offered} | ${x.ok} | ${x.shed} | ${x.notSent + x.other} | ${(x.servedRatio * 100).toFixed(1)} % | ${x.okP50} / ${x.okP99} | ${x.shed ? x.shedP99 : '-'} |`;
+  return [
+    `Connect maximum ${r.connectMaxRps.toFixed(0)}/s → agents offered ${r.agentRate}/s; SOC maximum ${r.socMaxRps.toFixed(0)}/s → offered ${r.socRate}/s.`,
+    '',
+    '| phase | offered | 2xx | shed (429/503) | other / not sent | served | 2xx p50 / p99 ms | shed p99 ms |',
+    '|---|---|---|---|---|---|---|---|',
+    row('SOC alone (¼ of max)', r.socUnloaded),
+    row('agents alone', r.agentsAlone),
+    row('agents, with SOC at 3 × max', r.together.agents),
+    row('SOC at 3 × max', r.together.soc),
+    row('agents, with SOC at 3 × max, lanes off (ECS_ADMISSION=false)', r.withoutLanes.agents),
+    row('SOC at 3 × max, lanes off', r.withoutLanes.soc),
+    row('agents during the bogus-token flood', r.flood.agentsProtected),
+    row('agents during the flood, protections off', r.flood.agentsUnprotected),
+    '',
+    `Bogus-token flood: ${r.flood.floodRps.toFixed(0)} answers/s, ${r.flood.protectedTokenLookups} token lookups reached Elasticsearch; with the protections off ` +
+      `${r.flood.unprotectedFloodRps.toFixed(0)} answers/s, ${r.flood.unprotectedTokenLookups} lookups. Elasticsearch CPU over the round (the whole node, agents' load and other users included): ` +
+      `${r.flood.protectedEsCpuS.toFixed(2)} s against ${r.flood.unprotectedEsCpuS.toFixed(2)} s.`,
+    '',
+    '| target | measured | met |',
+    '|---|---|---|',
+    ...r.targets.map((t) => `| ${t.name} | ${t.value} | ${t.met ? 'yes' : 'no'} |`),
+  ].join('\n');
+}
