@@ -188,7 +188,7 @@ async function main(): Promise<void> {
   let servicePeakRssMb: number | undefined;
   let profileSummary: string | undefined;
   if (wantScenarios) {
-    const ctx: StoreContext = { client, prefix: PREFIX, refresh: false };
+    const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
     let seeded: Seeded;
     if (reuse) {

@@ -46,7 +46,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const store: StoreContext = {
     client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs),
     prefix: config.indexPrefix,
-    refresh: opts.refresh ?? 'wait_for',
+    refresh: opts.refresh ?? 'shared',
   };
   const handle = createApp({ config, store, log });
   let stopped = false;

@@ -108,7 +108,7 @@ async function startRuntime(io: CliIo): Promise<Runtime> {
     node = await startLocalNode({ name: 'dev', port: Number(io.env.ECS_LOCAL_ES_PORT ?? 0), log: (l) => log.info(l) });
     url = node.url;
   }
-  const store: StoreContext = { client: createClient(url, config.storeTimeoutMs), prefix: config.indexPrefix, refresh: 'wait_for' };
+  const store: StoreContext = { client: createClient(url, config.storeTimeoutMs), prefix: config.indexPrefix, refresh: 'shared' };
   await ensureIndices(store, log);
   const services = createServices({ config, store, log });
   const access = new Access({ role: 'system', name: `ops-cli:${os.userInfo().username}` }, services.orgs);

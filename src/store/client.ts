@@ -1,14 +1,19 @@
 /** The Elasticsearch client, its settings and health, and the context every store module receives. */
 import { Client } from '@elastic/elasticsearch';
 
-export type RefreshPolicy = boolean | 'wait_for';
+/**
+ * How writes that callers read back through search become visible: `shared` waits for one
+ * refresh shared with concurrent writers (src/store/visibility.ts, the service's policy);
+ * `none` does not wait (tools that publish their writes themselves, e.g. with one refresh at the end).
+ */
+export type RefreshPolicy = 'shared' | 'none';
 
 export interface StoreContext {
   client: Client;
   prefix: string;
   /**
-   * Refresh for writes that a caller reads back through search (creates, replaces, deletes).
-   * Hot-path bookkeeping (connect, disconnect, heartbeats) never refreshes.
+   * Visibility of writes that a caller reads back through search (creates, replaces, deletes,
+   * patches, state moves). Hot-path bookkeeping (connect, disconnect, heartbeats) never waits.
    */
   refresh: RefreshPolicy;
 }
