@@ -272,13 +272,19 @@ export class EndpointService {
 
   /** Soft delete: 404 afterwards everywhere; frees its unique keys and revokes its agent tokens. */
   async softDelete(id: string, access: Access): Promise<void> {
-    const hit = await this.conditionalPatch(id, access, () => ({
-      deleted: true,
-      updatedAt: new Date().toISOString(),
-      updatedBy: access.userKey,
-    }));
+    const hit = await this.conditionalPatch(
+      id,
+      access,
+      () => ({
+        deleted: true,
+        updatedAt: new Date().toISOString(),
+        updatedBy: access.userKey,
+      }),
+      { refresh: false },
+    );
     await this.releaseKeys(id, endpointKeys({ ...hit.doc, deleted: false }));
-    await this.d.tokens.revokeForEndpoint(id);
+    // One visibility wait per index touched, in parallel, rather than one per write.
+    await Promise.all([this.store.visible(), this.d.tokens.revokeForEndpoint(id)]);
   }
 
   /**
