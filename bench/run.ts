@@ -33,6 +33,7 @@ import { scenarios as allScenarios, type Scenario } from './scenarios.js';
 import { buildService, startHop, startService, type Runtime } from './service-process.js';
 import { formatSummary, summarize } from './profile.js';
 import { migrationBench, type MigrationResult } from './migration.js';
+import { createBench, createTable, createTargets, type CreateResult } from './create.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -44,11 +45,14 @@ const only = args.filter((a) => !a.startsWith('--'));
 const wantMigration = only.length === 0 || only.includes('migration');
 const scenarioFilter = only.filter((o) => o !== 'migration');
 const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
+const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
+const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
 const CONNECTIONS = 64;
 const ROUND_S = quick ? 5 : 10;
 const WARMUP_S = quick ? 2 : 3;
 const ROUNDS = 2;
-const PREFIX = quick ? 'ecs-benchq' : 'ecs-bench';
+// BENCH_INDEX_PREFIX: another prefix, so that two runs on one shared node do not drop each other's indices.
+const PREFIX = process.env.BENCH_INDEX_PREFIX ?? (quick ? 'ecs-benchq' : 'ecs-bench');
 const ADMIN = `bench-${crypto.randomBytes(12).toString('hex')}`;
 const log = (l: string): void => console.error(`[bench] ${new Date().toISOString().slice(11, 19)} ${l}`);
 
@@ -187,6 +191,7 @@ async function main(): Promise<void> {
   const results: ScenarioResult[] = [];
   let servicePeakRssMb: number | undefined;
   let profileSummary: string | undefined;
+  let create: CreateResult | undefined;
   if (wantScenarios) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
@@ -314,6 +319,20 @@ async function main(): Promise<void> {
           `ratio ${res.ratio.toFixed(2)} | bare hop ${hopRound.rps.toFixed(0)} rps p99 ${hopRound.p99} ms (errors ${hopRound.errors}; ${hopRound.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopRound.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | at 70 % (${rate}/s) p99 ${a.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
       );
     }
+    if (wantCreate) {
+      create = await createBench({
+        client,
+        prefix: PREFIX,
+        serviceUrl: svc.url,
+        token: ADMIN,
+        orgId: root,
+        connections: CONNECTIONS,
+        roundS: ROUND_S,
+        rounds: ROUNDS,
+        settle: () => settle(client, PREFIX),
+        log,
+      });
+    }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
     await hop.stop();
@@ -333,7 +352,7 @@ async function main(): Promise<void> {
   await client.close();
   await stopNode?.();
 
-  const targets = evaluateTargets(results, migration, servicePeakRssMb);
+  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : [])];
   const out = {
     date: new Date().toISOString(),
     quick,
@@ -350,13 +369,14 @@ async function main(): Promise<void> {
     machine: { ...machine(), elasticsearch: es.version, postgres: migration?.postgres },
     servicePeakRssMb,
     results,
+    create,
     migration,
     targets,
   };
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`\n${resultsTable(results, migration)}\n\n${targetsTable(targets)}\n`);
+  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${targetsTable(targets)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,
   );
