@@ -169,13 +169,17 @@ export class EndpointService {
     const id = input.id ?? crypto.randomUUID();
     const doc = this.buildDoc(id, { ...input, orgId }, family, access);
     const claimed = await this.claimKeys(id, endpointKeys(doc));
+    let saved: Stored<EndpointDoc>;
     try {
-      return toEndpointRecord(await this.store.create(doc));
+      // Visibility is awaited after the try: a failed wait must not release the keys of a record that was written.
+      saved = await this.store.create(doc, { refresh: false });
     } catch (err) {
       await this.releaseKeys(id, claimed);
       if (err instanceof ConflictError) throw new ConflictError(`endpoint ${id} already exists`);
       throw err;
     }
+    await this.store.visible();
+    return toEndpointRecord(saved);
   }
 
   /**
@@ -217,7 +221,7 @@ export class EndpointService {
     );
     let saved: Stored<EndpointDoc>;
     try {
-      saved = await this.store.replace(doc, cond);
+      saved = await this.store.replace(doc, cond, { refresh: false });
     } catch (err) {
       await this.releaseKeys(hit.id, claimed);
       throw err;
@@ -226,6 +230,7 @@ export class EndpointService {
       hit.id,
       before.filter((k) => !after.includes(k)),
     );
+    await this.store.visible();
     return toEndpointRecord(saved);
   }
 
