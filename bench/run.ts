@@ -79,10 +79,10 @@ async function cannon(url: string, sc: Scenario, seconds: number, rate?: number)
   return { res, firstError };
 }
 
-/** autocannon against the bare hop: request i of scenario k is `POST /k/i`. */
-function cannonHop(url: string, k: number, seconds: number): Promise<autocannon.Result> {
+/** autocannon against the bare hop: request i of scenario k is `POST /k/i`; with `rate`, at that overall rate. */
+function cannonHop(url: string, k: number, seconds: number, rate?: number): Promise<autocannon.Result> {
   let n = 0;
-  return drive(url, [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/${k}/${n++}` }) }], seconds);
+  return drive(url, [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/${k}/${n++}` }) }], seconds, rate ? { overallRate: rate } : {});
 }
 
 function fromCannon(r: autocannon.Result): RoundResult {
@@ -292,6 +292,8 @@ async function main(): Promise<void> {
         cpuMsPerRequest: msPerRequest(hopBefore.cpuSeconds, sample(hop.pid).cpuSeconds, hopRes.requests),
         esCpuMsPerRequest: msPerRequest(hopEsBefore, cpuSeconds(esPid), hopRes.requests),
       };
+      // The hop at the service's 70 % rate: splits the service's p99 there into the hop's and the service's own.
+      const hopAt70 = fromCannon(await cannonHop(hop.url, every.indexOf(sc), ROUND_S, rate));
       const best = <T extends RoundResult>(rs: T[]): T => rs.reduce((a, b) => (b.rps > a.rps ? b : a));
       const s = best(svcRounds);
       const d = best(directRounds);
@@ -310,13 +312,14 @@ async function main(): Promise<void> {
         at70Diagnostics,
         at70Direct: { rps: at70Direct?.rps ?? 0, p50: at70Direct?.p50 ?? 0, p99: at70Direct?.p99 ?? 0, errors: at70Direct?.errors ?? 0 },
         hop: hopRound,
+        at70Hop: { rps: hopAt70.rps, p50: hopAt70.p50, p99: hopAt70.p99, errors: hopAt70.errors },
       };
       results.push(res);
       log(
         `${sc.name}: service ${s.rps.toFixed(0)} rps p50 ${s.p50} p99 ${s.p99} ms (errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ''}; ` +
           `${s.cpuMsPerRequest.toFixed(3)} ms CPU/req, ES ${s.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req; rss ${s.peakRssMb.toFixed(0)} MB) | ` +
           `direct ${d.rps.toFixed(0)} rps p50 ${d.p50.toFixed(1)} p99 ${d.p99.toFixed(1)} ms (ES ${d.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | ` +
-          `ratio ${res.ratio.toFixed(2)} | bare hop ${hopRound.rps.toFixed(0)} rps p99 ${hopRound.p99} ms (errors ${hopRound.errors}; ${hopRound.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopRound.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | at 70 % (${rate}/s) p99 ${a.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
+          `ratio ${res.ratio.toFixed(2)} | bare hop ${hopRound.rps.toFixed(0)} rps p99 ${hopRound.p99} ms (errors ${hopRound.errors}; ${hopRound.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopRound.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | at 70 % (${rate}/s) p99 ${a.p99} ms, hop ${hopAt70.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
       );
     }
     if (wantCreate) {
