@@ -20,7 +20,7 @@ const url = process.env.ELASTICSEARCH_URL;
 if (!url) throw new Error('set ELASTICSEARCH_URL');
 const client = new Client({ node: url, requestTimeout: 300_000 });
 const config = loadConfig({ ELASTICSEARCH_URL: url, ECS_INDEX_PREFIX: PREFIX, ECS_DEVELOPMENT: 'true' });
-const ctx: StoreContext = { client, prefix: PREFIX, refresh: false };
+const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
 const log = createLogger('warn');
 const services = createServices({ config, store: ctx, log });
 const SYSTEM = new Access(

@@ -157,7 +157,7 @@ export async function migrationBench(opts: {
 }): Promise<MigrationResult> {
   const { client, log } = opts;
   const prefix = `${opts.prefix}-mig`;
-  const ctx: StoreContext = { client, prefix, refresh: false };
+  const ctx: StoreContext = { client, prefix, refresh: 'none' };
   const config: Config = { ...opts.config, indexPrefix: prefix };
   const db = await chooseDatabase(log);
   const orgs = seededIds(opts.size).orgs;

@@ -34,6 +34,7 @@ import { buildService, startHop, startService, type Runtime } from './service-pr
 import { formatSummary, summarize } from './profile.js';
 import { migrationBench, type MigrationResult } from './migration.js';
 import { overloadBench, overloadTable, type OverloadResult } from './overload.js';
+import { createBench, createTable, createTargets, type CreateResult } from './create.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -46,6 +47,8 @@ const wantMigration = only.length === 0 || only.includes('migration');
 const wantOverload = only.length === 0 || only.includes('overload');
 const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload');
 const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
+const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
+const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
 const CONNECTIONS = 64;
 const ROUND_S = quick ? 5 : 10;
 const WARMUP_S = quick ? 2 : 3;
@@ -78,10 +81,10 @@ async function cannon(url: string, sc: Scenario, seconds: number, rate?: number)
   return { res, firstError };
 }
 
-/** autocannon against the bare hop: request i of scenario k is `POST /k/i`. */
-function cannonHop(url: string, k: number, seconds: number): Promise<autocannon.Result> {
+/** autocannon against the bare hop: request i of scenario k is `POST /k/i`; with `rate`, at that overall rate. */
+function cannonHop(url: string, k: number, seconds: number, rate?: number): Promise<autocannon.Result> {
   let n = 0;
-  return drive(url, [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/${k}/${n++}` }) }], seconds);
+  return drive(url, [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/${k}/${n++}` }) }], seconds, rate ? { overallRate: rate } : {});
 }
 
 function fromCannon(r: autocannon.Result): RoundResult {
@@ -191,8 +194,9 @@ async function main(): Promise<void> {
   let servicePeakRssMb: number | undefined;
   let profileSummary: string | undefined;
   let overload: OverloadResult | undefined;
+  let create: CreateResult | undefined;
   if (wantScenarios || wantOverload) {
-    const ctx: StoreContext = { client, prefix: PREFIX, refresh: false };
+    const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
     let seeded: Seeded;
     if (reuse) {
@@ -288,6 +292,8 @@ async function main(): Promise<void> {
         cpuMsPerRequest: msPerRequest(hopBefore.cpuSeconds, sample(hop.pid).cpuSeconds, hopRes.requests),
         esCpuMsPerRequest: msPerRequest(hopEsBefore, cpuSeconds(esPid), hopRes.requests),
       };
+      // The hop at the service's 70 % rate: splits the service's p99 there into the hop's and the service's own.
+      const hopAt70 = fromCannon(await cannonHop(hop.url, every.indexOf(sc), ROUND_S, rate));
       const best = <T extends RoundResult>(rs: T[]): T => rs.reduce((a, b) => (b.rps > a.rps ? b : a));
       const s = best(svcRounds);
       const d = best(directRounds);
@@ -306,18 +312,33 @@ async function main(): Promise<void> {
         at70Diagnostics,
         at70Direct: { rps: at70Direct?.rps ?? 0, p50: at70Direct?.p50 ?? 0, p99: at70Direct?.p99 ?? 0, errors: at70Direct?.errors ?? 0 },
         hop: hopRound,
+        at70Hop: { rps: hopAt70.rps, p50: hopAt70.p50, p99: hopAt70.p99, errors: hopAt70.errors },
       };
       results.push(res);
       log(
         `${sc.name}: service ${s.rps.toFixed(0)} rps p50 ${s.p50} p99 ${s.p99} ms (errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ''}; ` +
           `${s.cpuMsPerRequest.toFixed(3)} ms CPU/req, ES ${s.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req; rss ${s.peakRssMb.toFixed(0)} MB) | ` +
           `direct ${d.rps.toFixed(0)} rps p50 ${d.p50.toFixed(1)} p99 ${d.p99.toFixed(1)} ms (ES ${d.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | ` +
-          `ratio ${res.ratio.toFixed(2)} | bare hop ${hopRound.rps.toFixed(0)} rps p99 ${hopRound.p99} ms (errors ${hopRound.errors}; ${hopRound.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopRound.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | at 70 % (${rate}/s) p99 ${a.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
+          `ratio ${res.ratio.toFixed(2)} | bare hop ${hopRound.rps.toFixed(0)} rps p99 ${hopRound.p99} ms (errors ${hopRound.errors}; ${hopRound.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopRound.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | at 70 % (${rate}/s) p99 ${a.p99} ms, hop ${hopAt70.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
       );
     }
     if (wantOverload) {
       await settle(client, PREFIX);
       overload = await overloadBench({ client, prefix: PREFIX, svc, runtime, serviceEnv, admin: ADMIN, esPid, root, agentIds: seeded.agentIds, quick, log });
+    }
+    if (wantCreate) {
+      create = await createBench({
+        client,
+        prefix: PREFIX,
+        serviceUrl: svc.url,
+        token: ADMIN,
+        orgId: root,
+        connections: CONNECTIONS,
+        roundS: ROUND_S,
+        rounds: ROUNDS,
+        settle: () => settle(client, PREFIX),
+        log,
+      });
     }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
@@ -338,7 +359,7 @@ async function main(): Promise<void> {
   await client.close();
   await stopNode?.();
 
-  const targets = evaluateTargets(results, migration, servicePeakRssMb);
+  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : [])];
   const out = {
     date: new Date().toISOString(),
     quick,
@@ -355,6 +376,7 @@ async function main(): Promise<void> {
     machine: { ...machine(), elasticsearch: es.version, postgres: migration?.postgres },
     servicePeakRssMb,
     results,
+    create,
     migration,
     overload,
     targets,
@@ -362,7 +384,7 @@ async function main(): Promise<void> {
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`\n${resultsTable(results, migration)}\n\n${targetsTable(targets)}\n`);
+  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${targetsTable(targets)}\n`);
   if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,

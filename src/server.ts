@@ -61,7 +61,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity),
     prefix: config.indexPrefix,
     layout: config.indexLayout,
-    refresh: opts.refresh ?? 'wait_for',
+    refresh: opts.refresh ?? 'shared',
   };
   const handle = createApp({ config, store, log });
   warnOpenOperations(handle.routes, config, log);

@@ -8,7 +8,7 @@ import { createClient } from '../store/client.js';
 const out = process.argv[2] ?? 'docs/openapi.json';
 const config = loadConfig();
 const client = createClient('http://127.0.0.1:9', 1000);
-const handle = createApp({ config, store: { client, prefix: config.indexPrefix, refresh: 'wait_for' }, log: createLogger('silent') });
+const handle = createApp({ config, store: { client, prefix: config.indexPrefix, refresh: 'none' }, log: createLogger('silent') });
 fs.writeFileSync(out, JSON.stringify(handle.openapi, null, 2) + '\n');
 await client.close();
 console.log(`wrote ${out}: ${handle.routes.length} operations`);

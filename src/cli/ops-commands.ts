@@ -112,7 +112,7 @@ async function startRuntime(io: CliIo): Promise<Runtime> {
     client: createClient(url, config.storeTimeoutMs, config.elasticsearchSecurity),
     prefix: config.indexPrefix,
     layout: config.indexLayout,
-    refresh: 'wait_for',
+    refresh: 'shared',
   };
   await ensureIndices(store, log).catch(async (err: unknown) => {
     await store.client.close().catch(() => undefined);

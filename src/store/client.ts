@@ -3,14 +3,19 @@ import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, ClusterConnectionPool, errors } from '@elastic/elasticsearch';
 
-export type RefreshPolicy = boolean | 'wait_for';
+/**
+ * How writes that callers read back through search become visible: `shared` waits for one
+ * refresh shared with concurrent writers (src/store/visibility.ts, the service's policy);
+ * `none` does not wait (tools that publish their writes themselves, e.g. with one refresh at the end).
+ */
+export type RefreshPolicy = 'shared' | 'none';
 
 export interface StoreContext {
   client: Client;
   prefix: string;
   /**
-   * Refresh for writes that a caller reads back through search (creates, replaces, deletes).
-   * Hot-path bookkeeping (connect, disconnect, heartbeats) never refreshes.
+   * Visibility of writes that a caller reads back through search (creates, replaces, deletes,
+   * patches, state moves). Hot-path bookkeeping (connect, disconnect, heartbeats) never waits.
    */
   refresh: RefreshPolicy;
   /** Replicas and shards of the service's indices (unset: the defaults of `indexLayoutSettings`). */

@@ -4,7 +4,8 @@
  * repetition (error translation, version extraction, hit mapping, paging, PIT scans).
  */
 import type { estypes } from '@elastic/elasticsearch';
-import { aliasName, readRetries, type RefreshPolicy, type StoreContext } from './client.js';
+import { aliasName, readRetries, type StoreContext } from './client.js';
+import { visible } from './visibility.js';
 import { storeCall, translateStoreError } from './errors.js';
 import type { DocVersion } from './versions.js';
 import { ConflictError, NotFoundError, WriteConflictError } from '../http/errors.js';
@@ -21,7 +22,13 @@ export interface SearchResult<T> {
 }
 
 export interface WriteOptions {
-  refresh?: RefreshPolicy;
+  /**
+   * `false`: answer as soon as the write is acknowledged, without waiting for visibility — for
+   * hot-path bookkeeping nobody reads through search, or for one of several writes of a request
+   * whose caller then awaits `visible()` once. Unset: searchable by any client before the call
+   * returns (the store's shared refresh, see visibility.ts).
+   */
+  refresh?: false;
 }
 
 export type Query = estypes.QueryDslQueryContainer;
@@ -53,8 +60,13 @@ export class DocStore<T extends object> {
     this.index = aliasName(ctx.prefix, logicalIndex);
   }
 
-  get refresh(): RefreshPolicy {
-    return this.ctx.refresh;
+  /** Makes every write to this index acknowledged before the call searchable (see visibility.ts). */
+  visible(): Promise<void> {
+    return visible(this.ctx, this.index);
+  }
+
+  private async settle(opts: WriteOptions): Promise<void> {
+    if (opts.refresh !== false) await this.visible();
   }
 
   private notFound(id: string): string {
@@ -96,8 +108,8 @@ export class DocStore<T extends object> {
         require_alias: true,
         id,
         document: doc,
-        refresh: opts.refresh ?? this.ctx.refresh,
       });
+      await this.settle(opts);
       return { id, doc, ...versionOf(res) };
     } catch (err) {
       const e = translateStoreError(err);
@@ -114,8 +126,9 @@ export class DocStore<T extends object> {
   ): Promise<Stored<T>> {
     const { refresh, ...cond } = opts;
     const res = await storeCall(() =>
-      this.ctx.client.index({ index: this.index, require_alias: true, id, document: doc, refresh: refresh ?? this.ctx.refresh, ...cond }),
+      this.ctx.client.index({ index: this.index, require_alias: true, id, document: doc, ...cond }),
     );
+    await this.settle({ refresh });
     return { id, doc, ...versionOf(res) };
   }
 
@@ -143,11 +156,11 @@ export class DocStore<T extends object> {
           retry_on_conflict: opts.if_seq_no === undefined ? LAST_WRITE_WINS_RETRIES : undefined,
           if_seq_no: opts.if_seq_no,
           if_primary_term: opts.if_primary_term,
-          refresh: opts.refresh ?? this.ctx.refresh,
           _source: true,
         }),
       this.notFound(id),
     );
+    await this.settle(opts);
     return { id, doc: res.get?._source as T, ...versionOf(res) };
   }
 
@@ -155,9 +168,10 @@ export class DocStore<T extends object> {
   async delete(id: string, opts: WriteOptions & { if_seq_no?: number; if_primary_term?: number } = {}): Promise<void> {
     const { refresh, ...cond } = opts;
     await storeCall(
-      () => this.ctx.client.delete({ index: this.index, id, refresh: refresh ?? this.ctx.refresh, ...cond }),
+      () => this.ctx.client.delete({ index: this.index, id, ...cond }),
       this.notFound(id),
     );
+    await this.settle({ refresh });
   }
 
   /** A search returning typed hits with their versions. */
@@ -232,13 +246,16 @@ export class DocStore<T extends object> {
     return out;
   }
 
-  /** Bulk operations in one request; returns the per-item results. */
+  /**
+   * Bulk operations in one request; returns the per-item results. Unless `refresh: false`, the
+   * items that succeeded are searchable when it returns.
+   */
   async bulk(
     operations: estypes.BulkRequest['operations'],
     opts: WriteOptions = {},
   ): Promise<estypes.BulkResponse> {
-    return storeCall(() =>
-      this.ctx.client.bulk({ index: this.index, require_alias: true, operations, refresh: opts.refresh ?? this.ctx.refresh }),
-    );
+    const res = await storeCall(() => this.ctx.client.bulk({ index: this.index, require_alias: true, operations }));
+    await this.settle(opts);
+    return res;
   }
 }

@@ -183,7 +183,6 @@ describe('limits', () => {
     }));
     const res = await t.server.handle.services.endpoints.store.bulk(
       docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
-      { refresh: true },
     );
     expect(res.errors).to.equal(false);
     const all = await t.admin.post<{ key: string; count: number }[]>('/report/host-info/aggregation', { orgIds: [wide], column: 'os' });

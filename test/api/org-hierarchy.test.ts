@@ -81,7 +81,6 @@ describe('organization hierarchy (endpoints across three levels)', () => {
           { create: { _id: id } },
           { id, orgId: below, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },
         ]),
-        { refresh: true },
       );
       expect(res.errors).to.equal(false);
       const list = await t.admin.get<EndpointRecord[]>(`/endpoint/by-org-id/${top}/direct-children`);

@@ -6,11 +6,8 @@ import { createServices, type Services } from '../../src/resources/index.js';
 import { Access } from '../../src/http/auth.js';
 
 /**
- * A full report answers only once its writes are searchable, through a refresh shared with
- * concurrent reports (SoftwareInventoryStore.refreshShared), whatever the store's default
- * refresh. The HTTP test app forces `refresh: true` on every write, which would hide a report
- * that relied on it, so these tests drive the services over a store whose default is
- * `refresh: false`, as a production store's hot paths are.
+ * A full report answers only once its writes are searchable, through the store's refresh shared
+ * with concurrent writers (src/store/visibility.ts), the policy production runs with.
  */
 describe('software inventory: a report is searchable when it answers', () => {
   let t: TestApp;
@@ -23,7 +20,7 @@ describe('software inventory: a report is searchable when it answers', () => {
     ({ orgA } = await t.world.tenants());
     s = createServices({
       config: loadConfig({ ...process.env, ECS_INDEX_PREFIX: RUN_PREFIX }),
-      store: { client: t.server.store.client, prefix: RUN_PREFIX, refresh: false },
+      store: { client: t.server.store.client, prefix: RUN_PREFIX, refresh: 'shared' },
       log: createLogger('warn'),
     });
     system = new Access({ role: 'system', name: 'refresh-test' }, s.orgs);

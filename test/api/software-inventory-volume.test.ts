@@ -77,7 +77,6 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
     }
     const res = await t.server.handle.services.endpoints.store.bulk(
       docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
-      { refresh: true },
     );
     expect(res.errors).to.equal(false);
 

@@ -102,7 +102,7 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
     // lands decides which node is killed, and the instances are pointed at the two others.
     const config = loadConfig({ ECS_INDEX_PREFIX: PREFIX });
     await ensureIndices(
-      { client: es, prefix: PREFIX, refresh: true, layout: config.indexLayout },
+      { client: es, prefix: PREFIX, refresh: 'shared', layout: config.indexLayout },
       createLogger('silent'),
     );
     // Green, and the balancer done moving copies: the steady phase is steady.

@@ -62,7 +62,6 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
     config,
     log: createLogger(config.logLevel, sink),
     elasticsearchUrl: es.url,
-    refresh: true,
   });
   // A loaded machine may take longer than the server's own 15 s head start to set the indices up.
   await server.ready;

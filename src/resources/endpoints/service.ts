@@ -173,8 +173,10 @@ export class EndpointService {
     const id = input.id ?? createdId ?? crypto.randomUUID();
     const doc = this.buildDoc(id, { ...input, orgId }, family, access);
     const claimed = await this.claimKeys(id, endpointKeys(doc));
+    let saved: Stored<EndpointDoc>;
     try {
-      return toEndpointRecord(await this.store.create(doc));
+      // Visibility is awaited after the try: a failed wait must not release the keys of a record that was written.
+      saved = await this.store.create(doc, { refresh: false });
     } catch (err) {
       const earlier = err instanceof ConflictError && input.id === undefined && id === createdId ? await this.store.get(id) : undefined;
       if (earlier && !earlier.doc.deleted) {
@@ -187,6 +189,8 @@ export class EndpointService {
       if (err instanceof ConflictError) throw new ConflictError(`endpoint ${id} already exists`);
       throw err;
     }
+    await this.store.visible();
+    return toEndpointRecord(saved);
   }
 
   /**
@@ -228,7 +232,7 @@ export class EndpointService {
     );
     let saved: Stored<EndpointDoc>;
     try {
-      saved = await this.store.replace(doc, cond);
+      saved = await this.store.replace(doc, cond, { refresh: false });
     } catch (err) {
       await this.releaseKeys(hit.id, claimed);
       throw err;
@@ -237,6 +241,7 @@ export class EndpointService {
       hit.id,
       before.filter((k) => !after.includes(k)),
     );
+    await this.store.visible();
     return toEndpointRecord(saved);
   }
 
@@ -283,13 +288,19 @@ export class EndpointService {
 
   /** Soft delete: 404 afterwards everywhere; frees its unique keys and revokes its agent tokens. */
   async softDelete(id: string, access: Access): Promise<void> {
-    const hit = await this.conditionalPatch(id, access, () => ({
-      deleted: true,
-      updatedAt: new Date().toISOString(),
-      updatedBy: access.userKey,
-    }));
+    const hit = await this.conditionalPatch(
+      id,
+      access,
+      () => ({
+        deleted: true,
+        updatedAt: new Date().toISOString(),
+        updatedBy: access.userKey,
+      }),
+      { refresh: false },
+    );
     await this.releaseKeys(id, endpointKeys({ ...hit.doc, deleted: false }));
-    await this.d.tokens.revokeForEndpoint(id);
+    // One visibility wait per index touched, in parallel, rather than one per write.
+    await Promise.all([this.store.visible(), this.d.tokens.revokeForEndpoint(id)]);
   }
 
   /**

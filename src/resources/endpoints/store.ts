@@ -236,6 +236,11 @@ export class EndpointStore {
     return this.docs.bulk(operations, opts);
   }
 
+  /** Makes the writes acknowledged before the call searchable (after writes made with `refresh: false`). */
+  visible(): Promise<void> {
+    return this.docs.visible();
+  }
+
   /** Refreshes the index (ops tooling after a bulk load; never on a request path). */
   async refresh(): Promise<void> {
     await storeCall(() => this.ctx.client.indices.refresh({ index: this.docs.index }));

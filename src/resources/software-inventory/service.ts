@@ -8,8 +8,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import type { Access } from '../../http/auth.js';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../http/errors.js';
 import { pageQuery, RESULT_WINDOW, toPage, type Page, type PageRequest, type SortOrder } from '../../http/paging.js';
-import type { RefreshPolicy } from '../../store/client.js';
-import type { Query } from '../../store/doc-store.js';
+import type { Query, WriteOptions } from '../../store/doc-store.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
 import {
@@ -135,19 +134,14 @@ export class SoftwareInventoryService {
   async replaceInventory(
     owner: InventoryOwner,
     items: InstalledSoftware[],
-    opts: { refresh?: RefreshPolicy } = {},
+    opts: WriteOptions = {},
   ): Promise<ReplaceResult> {
     const stored = await this.store.allMatching({ term: { endpointId: owner.id } });
     const diff = diffInventory(owner, items, stored, new Date(), this.lastSeenRefreshMs);
     if (diff.upserts.length > 0 || diff.deletes.length > 0) {
-      if (opts.refresh !== undefined) {
-        await this.store.bulkWrite(diff.upserts, diff.deletes, opts);
-      } else {
-        // Searchable before the answer (the next report's diff reads through search), through a
-        // refresh shared with concurrent reports rather than waiting for the scheduled one.
-        await this.store.bulkWrite(diff.upserts, diff.deletes, { refresh: false });
-        await this.store.refreshShared();
-      }
+      // Searchable before the answer (the next report's diff reads through search), through the
+      // store's refresh shared with concurrent reports.
+      await this.store.bulkWrite(diff.upserts, diff.deletes, opts);
     }
     return {
       created: diff.created,

@@ -6,7 +6,6 @@ import { storeCall } from '../../store/errors.js';
 import { NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
 import type { PageQuery } from '../../http/paging.js';
 import type { SoftwareInventoryDoc } from './model.js';
-import { Batcher } from '../../store/batcher.js';
 
 /** Bulk actions per request: a full report of 10,000 new entries is one request. */
 const BULK_ACTIONS = 10_000;
@@ -31,27 +30,9 @@ export type SourceOrder = 'asc' | 'desc';
 
 export class SoftwareInventoryStore {
   readonly docs: DocStore<SoftwareInventoryDoc>;
-  /** One refresh at a time, shared by every caller that asked while it waited (see refreshShared). */
-  private readonly refresher: Batcher<null, void>;
 
   constructor(private readonly ctx: StoreContext) {
     this.docs = new DocStore<SoftwareInventoryDoc>(ctx, 'software-inventory', 'installed software');
-    this.refresher = new Batcher(
-      async (callers) => {
-        await storeCall(() => this.ctx.client.indices.refresh({ index: this.docs.index }));
-        return callers.map(() => ({ ok: true as const, value: undefined }));
-      },
-      { maxBatch: 100_000, maxInFlight: 1 },
-    );
-  }
-
-  /**
-   * Makes every write acknowledged before the call searchable: a refresh of the index that
-   * starts after the call, shared by all callers that asked while the previous one ran (so
-   * concurrent reports cost one refresh, not one each, and none waits for the scheduled one).
-   */
-  refreshShared(): Promise<void> {
-    return this.refresher.submit(null);
   }
 
   /** Realtime multi-get by id, in the order asked; absent ids skipped. */
@@ -144,8 +125,8 @@ export class SoftwareInventoryStore {
 
   /**
    * Writes full documents and deletes ids with the bulk API: one request for up to 10,000
-   * actions, chunked beyond. Only the last chunk carries the refresh policy: the refresh
-   * it waits for also publishes the earlier chunks. A deletion of an absent id is not a
+   * actions, chunked beyond. Only the last chunk waits for visibility (unless `refresh: false`):
+   * the refresh it waits for also publishes the earlier chunks. A deletion of an absent id is not a
    * failure (a concurrent report removed it first); any other item failure fails the call
    * (503 when Elasticsearch pushed back, so the agent retries; the report is idempotent).
    */
@@ -166,7 +147,7 @@ export class SoftwareInventoryStore {
     if (actions.length > 0) chunks.push(actions);
     for (let i = 0; i < chunks.length; i++) {
       const last = i === chunks.length - 1;
-      const res = await this.docs.bulk(chunks[i], { refresh: last ? (opts.refresh ?? this.docs.refresh) : false });
+      const res = await this.docs.bulk(chunks[i], last ? opts : { refresh: false });
       if (!res.errors) continue;
       const failed = res.items
         .map((it) => it.index ?? it.delete ?? it.create ?? it.update)

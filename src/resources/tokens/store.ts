@@ -27,7 +27,7 @@ export class TokenStore implements TokenVerifier {
   /** Marks every document of a token id revoked; false when there is none. */
   async revoke(tokenId: string): Promise<boolean> {
     const res = await this.docs.search({ query: { term: { id: tokenId } }, size: 10 });
-    for (const h of res.items) await this.docs.patch(h.id, { revoked: true });
+    await this.revokeAll(res.items.map((h) => h.id));
     return res.items.length > 0;
   }
 
@@ -37,7 +37,14 @@ export class TokenStore implements TokenVerifier {
       query: { bool: { filter: [{ term: { endpointId } }, { term: { revoked: false } }] } },
       size: 1000,
     });
-    for (const h of res.items) await this.docs.patch(h.id, { revoked: true });
+    await this.revokeAll(res.items.map((h) => h.id));
     return res.items.map((h) => h.doc.id);
+  }
+
+  /** Marks documents revoked, then waits once for them all to be searchable. */
+  private async revokeAll(hashes: string[]): Promise<void> {
+    if (hashes.length === 0) return;
+    for (const hash of hashes) await this.docs.patch(hash, { revoked: true }, { refresh: false });
+    await this.docs.visible();
   }
 }
