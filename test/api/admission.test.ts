@@ -117,31 +117,35 @@ describe('admission lanes (Issue 17)', function () {
     for (const r of t.server.handle.routes) expect(['agent', 'admin', 'interactive', 'heavy'], r.operationId).to.include(r.lane);
     const lane = (id: string): string | undefined => t.server.handle.routes.find((r) => r.operationId === id)?.lane;
     expect(lane('connectEndpoint')).to.equal('agent');
-    expect(lane('searchEndpoints')).to.equal('heavy');
+    expect(lane('searchEndpoints')).to.equal('interactive');
+    expect(lane('getEndpointsOfDescendantOrgs')).to.equal('heavy');
     expect(lane('hostInfoAggregation')).to.equal('heavy');
     expect(lane('createToken')).to.equal('admin');
   });
 
   it('a full heavy lane sheds at once: 429 for the caller holding it, 503 for others, Retry-After and the section-7 body; agents and reads still pass', async () => {
-    const marker = uid('held');
+    // A heavy read whose store request names an organization of its own (outside the readers'
+    // subtree, so none of their requests names it): the proxy holds it.
+    const marker = await t.world.org(undefined, uid('held'));
     proxy.holdBodiesWith(marker);
-    const search = { criteria: { basic: marker }, pageRequest: { page: 2, size: 100 } };
-    const holding = readerA.post('/endpoint/page-search', search);
+    const holding = t.admin.post('/report/host-info/aggregation', { orgIds: [marker], column: 'os' });
     await until(() => proxy.held === 1, 'the heavy request to reach the store');
 
     const metrics = await t.anon.get<string>('/metrics');
     expect(metricValue(metrics.body, 'ecs_admission_in_flight', 'lane="heavy"')).to.equal(1);
     expect(metricValue(metrics.body, 'ecs_admission_limit', 'lane="heavy"')).to.equal(1);
 
-    const own = await readerA.post('/endpoint/page-search', { criteria: {} });
-    expectErrorBody(own, 429, `${P}/endpoint/page-search`);
+    const own = await t.admin.get(`/endpoint/by-org-id/${org}/all-descendants`);
+    expectErrorBody(own, 429, `${P}/endpoint/by-org-id/${org}/all-descendants`);
     expect(own.headers.get('retry-after')).to.match(/^[1-9]\d*$/);
 
-    const other = await readerB.post('/report/host-info/aggregation', { orgIds: [org], column: 'os' });
-    expectErrorBody(other, 503, `${P}/report/host-info/aggregation`);
+    const other = await readerB.get(`/endpoint/by-org-id/${org}/all-descendants`);
+    expectErrorBody(other, 503, `${P}/endpoint/by-org-id/${org}/all-descendants`);
     expect(other.headers.get('retry-after')).to.match(/^[1-9]\d*$/);
 
-    // The agents' lane and the interactive lane are untouched by the saturated heavy lane.
+    // The agents' lane and the interactive lane (a page search) are untouched by the saturated heavy lane.
+    const page = await readerB.post('/endpoint/page-search', { criteria: {} });
+    expect(page.status, page.text).to.equal(200);
     const connected = await agent.post(`/endpoint/${endpointId}/connect`);
     expect(connected.status, connected.text).to.equal(204);
     const read = await agent.get(`/endpoint/${endpointId}`);
@@ -156,7 +160,7 @@ describe('admission lanes (Issue 17)', function () {
     const done = await holding;
     expect(done.status, done.text).to.equal(200);
     // The slot is free again.
-    const after = await readerB.post('/endpoint/page-search', { criteria: {} });
+    const after = await readerB.post('/report/host-info/aggregation', { orgIds: [org], column: 'os' });
     expect(after.status, after.text).to.equal(200);
   });
 

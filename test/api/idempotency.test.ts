@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
+import { waitFor } from '../helpers/wait.js';
 import { Client } from '@elastic/elasticsearch';
 import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
@@ -200,8 +201,10 @@ describe('Idempotency-Key: retries of server-id creates without duplicates (issu
     expect(proxy.lost).to.equal(lostBefore + 1);
     expectErrorBody(first, 503);
     expect(first.headers.get('retry-after')).to.be.a('string');
-    // The write landed although the service answered 503.
-    expect(await agentCount(adminA, org)).to.equal(1);
+    // The write landed although the service answered 503 (searchable after the next scheduled refresh:
+    // a write answered 503 carries no visibility promise).
+    const landed = await waitFor(() => agentCount(adminA, org), (n) => n === 1, 10_000);
+    expect(landed.value).to.equal(1);
     const retry = await adminA.post<EndpointRecord>('/endpoint', body, withKey(k));
     expect(retry.status, retry.text).to.equal(200);
     expect(await agentCount(adminA, org)).to.equal(1);

@@ -104,7 +104,11 @@ export class CommandService {
       return toCommandMessage(await this.messages.create(doc));
     } catch (err) {
       const earlier = err instanceof ConflictError && createdId !== undefined ? await this.messages.get(createdId) : undefined;
-      if (earlier && earlier.doc.endpointId === ep.id) return toCommandMessage(earlier);
+      if (earlier && earlier.doc.endpointId === ep.id) {
+        // The earlier attempt's answer was lost, perhaps before its visibility wait: this answer keeps the guarantee.
+        await this.messages.visible();
+        return toCommandMessage(earlier);
+      }
       throw err;
     }
   }

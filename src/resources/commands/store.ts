@@ -22,6 +22,11 @@ export class CommandMessageStore {
   }
 
   /** Realtime get; undefined when absent. */
+  /** Resolves once every write acknowledged before the call is searchable (src/store/visibility.ts). */
+  visible(): Promise<void> {
+    return this.docs.visible();
+  }
+
   get(id: string): Promise<Stored<CommandMessageDoc> | undefined> {
     return this.docs.get(id);
   }

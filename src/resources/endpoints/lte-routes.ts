@@ -92,7 +92,7 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       path: '/lte-endpoint/search',
       summary: 'Page through LTE endpoints matching LteEndpointCriteria',
       tag: TAG,
-      lane: 'heavy',
+      lane: 'interactive',
       sec: true,
       roles: READERS,
       body: pagedLteCriteria,

@@ -58,7 +58,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       path: '/endpoint/page-search',
       summary: 'Page through agents matching EndpointCriteria (free text, org, scanners, inactivity)',
       tag: TAG,
-      lane: 'heavy',
+      lane: 'interactive',
       sec: true,
       roles: READERS,
       body: pagedEndpointCriteria,

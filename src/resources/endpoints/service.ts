@@ -183,6 +183,8 @@ export class EndpointService {
         // The keys the earlier attempt's record holds are its own: release only the others.
         const held = endpointKeys(earlier.doc);
         await this.releaseKeys(id, claimed.filter((k) => !held.includes(k)));
+        // The earlier attempt's answer was lost, perhaps before its visibility wait: this answer keeps the guarantee.
+        await this.store.visible();
         return toEndpointRecord(earlier);
       }
       await this.releaseKeys(id, claimed);

@@ -215,7 +215,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       path: '/utm-endpoint/searchPage',
       summary: 'Page through UTM endpoints matching UtmCriteria',
       tag: TAG,
-      lane: 'heavy',
+      lane: 'interactive',
       sec: true,
       roles: READERS,
       body: pagedUtmCriteria,

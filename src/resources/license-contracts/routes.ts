@@ -123,7 +123,7 @@ export function orgLicenseContractRoutes(svc: OrgLicenseContractService): RouteS
       path: '/org-license-contract/searchPage',
       summary: 'Page through the license contracts matching every given criterion',
       tag: 'licenses',
-      lane: 'heavy',
+      lane: 'interactive',
       sec: true,
       roles: READERS,
       body: pagedCriteriaSchema(criteria, Object.keys(CONTRACT_SORT_FIELDS), 'PagedOrgLicenseContractCriteria'),

@@ -196,7 +196,7 @@ export function networkRoutes(svc: NetworkService): RouteSpec[] {
       path: '/network-host/search-page',
       summary: 'Network hosts matching every given criteria field, paged (default: lastSeen, newest first)',
       tag: TAG,
-      lane: 'heavy',
+      lane: 'interactive',
       sec: true,
       roles: READERS,
       body: pagedCriteriaSchema(criteria, Object.keys(HOST_SORT_FIELDS), 'PagedNetworkHostSearchCriteria').required(),

@@ -37,7 +37,6 @@ export function toOrganization(d: OrganizationDoc): Organization {
 export class OrganizationService implements OrgTree {
   private snapshot: Snapshot | undefined;
   private loading: Promise<Snapshot> | undefined;
-  private lastMissReload = 0;
 
   constructor(
     private readonly store: OrganizationStore,
@@ -79,12 +78,16 @@ export class OrganizationService implements OrgTree {
     return this.load();
   }
 
-  /** The tree, reloaded once if it does not know `id` (an org created through another instance). */
+  /**
+   * The tree, reloaded if it does not know `id` and `id` exists (an org created through another
+   * instance, before the change feed told this one). An unknown id costs one realtime get and no
+   * reload, so ids that name nothing cannot make the instance rescan the organizations.
+   */
   private async treeKnowing(id: string): Promise<Snapshot> {
     const s = await this.tree();
-    if (s.parent.has(id) || Date.now() - this.lastMissReload < 1000) return s;
-    this.lastMissReload = Date.now();
-    return this.load();
+    if (s.parent.has(id) || !(await this.store.get(id))) return s;
+    await this.reload();
+    return this.snapshot ?? this.load();
   }
 
   async exists(orgId: string): Promise<boolean> {

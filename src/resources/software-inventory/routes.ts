@@ -104,7 +104,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
         'Sort by name/version pages without a depth limit; sort by count (first sort field only) reaches the first 10,000 pairs. ' +
         'totalCount is the number of distinct pairs: exact up to 50,000, an estimate (HyperLogLog++) beyond.',
       tag: TAG,
-      lane: 'heavy',
+      lane: 'interactive',
       sec: true,
       roles: READERS,
       params: orgParams,
