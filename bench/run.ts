@@ -35,6 +35,7 @@ import { formatSummary, summarize } from './profile.js';
 import { migrationBench, type MigrationResult } from './migration.js';
 import { overloadBench, overloadTable, type OverloadResult } from './overload.js';
 import { createBench, createTable, createTargets, type CreateResult } from './create.js';
+import { overviewBench, overviewTable, overviewTargets, type OverviewResult } from './overview.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -49,6 +50,7 @@ const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload')
 const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
+const wantOverview = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'overview'.startsWith(o)));
 const CONNECTIONS = 64;
 const ROUND_S = quick ? 5 : 10;
 const WARMUP_S = quick ? 2 : 3;
@@ -195,6 +197,7 @@ async function main(): Promise<void> {
   let profileSummary: string | undefined;
   let overload: OverloadResult | undefined;
   let create: CreateResult | undefined;
+  let overview: OverviewResult | undefined;
   if (wantScenarios || wantOverload) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
@@ -340,6 +343,10 @@ async function main(): Promise<void> {
         log,
       });
     }
+    if (wantOverview) {
+      await settle(client, PREFIX);
+      overview = await overviewBench({ serviceUrl: svc.url, adminToken: ADMIN, root, viewers: 8, roundS: ROUND_S, warmupS: WARMUP_S, log });
+    }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
     await hop.stop();
@@ -359,7 +366,7 @@ async function main(): Promise<void> {
   await client.close();
   await stopNode?.();
 
-  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : [])];
+  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : []), ...(overview ? overviewTargets(overview) : [])];
   const out = {
     date: new Date().toISOString(),
     quick,
@@ -377,6 +384,7 @@ async function main(): Promise<void> {
     servicePeakRssMb,
     results,
     create,
+    overview,
     migration,
     overload,
     targets,
@@ -384,7 +392,7 @@ async function main(): Promise<void> {
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${targetsTable(targets)}\n`);
+  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${targetsTable(targets)}\n`);
   if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,
