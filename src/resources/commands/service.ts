@@ -103,7 +103,9 @@ export class CommandService {
     try {
       return toCommandMessage(await this.messages.create(doc));
     } catch (err) {
-      const earlier = err instanceof ConflictError && createdId !== undefined ? await this.messages.get(createdId) : undefined;
+      // The id is always the server's (the key's or a random UUID): an existing message under it is an
+      // earlier attempt of this request (a keyed retry, or Elasticsearch re-sending the create).
+      const earlier = err instanceof ConflictError ? await this.messages.get(doc.id) : undefined;
       if (earlier && earlier.doc.endpointId === ep.id) {
         // The earlier attempt's answer was lost, perhaps before its visibility wait: this answer keeps the guarantee.
         await this.messages.visible();

@@ -178,7 +178,10 @@ export class EndpointService {
       // Visibility is awaited after the try: a failed wait must not release the keys of a record that was written.
       saved = await this.store.create(doc, { refresh: false });
     } catch (err) {
-      const earlier = err instanceof ConflictError && input.id === undefined && id === createdId ? await this.store.get(id) : undefined;
+      // A server-generated id (the key's or a random UUID) that exists can only be an earlier attempt of
+      // this very request: a retry with its Idempotency-Key, or Elasticsearch re-sending the create after
+      // a primary moved (docs/reliability.md, cluster node loss). Answer that record; never a 409.
+      const earlier = err instanceof ConflictError && input.id === undefined ? await this.store.get(id) : undefined;
       if (earlier && !earlier.doc.deleted) {
         // The keys the earlier attempt's record holds are its own: release only the others.
         const held = endpointKeys(earlier.doc);
