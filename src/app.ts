@@ -10,7 +10,7 @@ import type { Logger } from './log.js';
 import type { StoreContext } from './store/client.js';
 import { storeAnswers } from './store/client.js';
 import { serviceAliases } from './store/indices.js';
-import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from './http/errors.js';
+import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from './errors.js';
 import { errorHandler, observe, createMetrics, securityHeaders, type Metrics } from './http/observe.js';
 import { Admission } from './http/admission.js';
 import { requestTimeout, rateLimiter } from './http/limits.js';

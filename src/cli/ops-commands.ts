@@ -9,7 +9,7 @@ import os from 'node:os';
 import { loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
 import { Access, ROLES, type Role } from '../http/auth.js';
-import { AppError, ConflictError } from '../http/errors.js';
+import { AppError, ConflictError } from '../errors.js';
 import { createClient, storeAccessFailure, StoreAccessError, type StoreContext } from '../store/client.js';
 import { ensureIndices } from '../store/indices.js';
 import { reindex, reindexableIndices, type ReindexResult } from '../store/reindex.js';

@@ -11,7 +11,7 @@
  * starved. docs/decisions.md ("Issue 17") says why.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { AppError, ServiceUnavailableError, TooManyRequestsError } from './errors.js';
+import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
 import { translateStoreError } from '../store/errors.js';
 
 /** Lanes in priority order: earlier lanes are protected from the contention of later ones. */

@@ -5,8 +5,11 @@
  * endpoints a service may touch.
  */
 import crypto from 'node:crypto';
-import type { Query } from '../store/doc-store.js';
-import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from './errors.js';
+import type { estypes } from '@elastic/elasticsearch';
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../errors.js';
+
+/** An Elasticsearch query; the org filters below are handed to the stores as they are. */
+type Query = estypes.QueryDslQueryContainer;
 
 export const ROLES = ['system', 'admin', 'reader', 'agent'] as const;
 export type Role = (typeof ROLES)[number];

@@ -16,7 +16,7 @@
  */
 import crypto from 'node:crypto';
 import type Koa from 'koa';
-import { AppError, BadRequestError, ConflictError } from './errors.js';
+import { AppError, BadRequestError, ConflictError } from '../errors.js';
 import type { Principal } from './auth.js';
 import type { Reply } from './routes.js';
 import type { Logger } from '../log.js';

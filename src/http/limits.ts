@@ -1,6 +1,6 @@
 /** Request time-out and the optional per-token rate limit (429 with Retry-After). */
 import type Koa from 'koa';
-import { ServiceUnavailableError, TooManyRequestsError } from './errors.js';
+import { ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
 import type { Principal } from './auth.js';
 
 /**

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from './errors.js';
+import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from '../errors.js';
 import { translateStoreError } from '../store/errors.js';
 import type { Logger } from '../log.js';
 

@@ -4,7 +4,7 @@
  */
 import Joi from 'joi';
 import type { estypes } from '@elastic/elasticsearch';
-import { BadRequestError } from './errors.js';
+import { BadRequestError } from '../errors.js';
 
 export interface SortOrder {
   field: string;

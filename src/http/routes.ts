@@ -8,7 +8,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import Joi from 'joi';
 import { Access, ANONYMOUS, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal, type Role } from './auth.js';
-import { ForbiddenError, NotFoundError, ValidationError } from './errors.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 import type { Admission, Lane } from './admission.js';

@@ -23,7 +23,7 @@
  * (held on its own connection, released by the server if the process dies) → 409.
  */
 import type { Logger } from '../log.js';
-import { ConflictError } from '../http/errors.js';
+import { ConflictError } from '../errors.js';
 import type { EndpointStore } from '../resources/endpoints/store.js';
 import type { Stored } from '../store/doc-store.js';
 import type { EndpointDoc } from '../resources/endpoints/model.js';

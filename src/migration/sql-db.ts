@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { ConflictError, ServiceUnavailableError } from '../http/errors.js';
+import { ConflictError, ServiceUnavailableError } from '../errors.js';
 
 export interface SqlResult<R> {
   rows: R[];

@@ -9,7 +9,7 @@
  */
 import { DocStore } from './doc-store.js';
 import type { StoreContext } from './client.js';
-import { ConflictError } from '../http/errors.js';
+import { ConflictError } from '../errors.js';
 
 export type FeedName = 'tokens' | 'organizations';
 

@@ -8,7 +8,7 @@ import { aliasName, readRetries, type StoreContext } from './client.js';
 import { visible } from './visibility.js';
 import { storeCall, translateStoreError } from './errors.js';
 import type { DocVersion } from './versions.js';
-import { ConflictError, NotFoundError, WriteConflictError } from '../http/errors.js';
+import { ConflictError, NotFoundError, WriteConflictError } from '../errors.js';
 
 export interface Stored<T> extends DocVersion {
   id: string;

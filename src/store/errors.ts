@@ -1,6 +1,6 @@
 /** Elasticsearch errors → AppErrors, in one place (the store boundary and the last-resort handler). */
 import { errors } from '@elastic/elasticsearch';
-import { AppError, NotFoundError, ServiceUnavailableError, WriteConflictError } from '../http/errors.js';
+import { AppError, NotFoundError, ServiceUnavailableError, WriteConflictError } from '../errors.js';
 
 type EsErrorBody = { error?: { type?: string; reason?: string; root_cause?: { type?: string }[] } };
 

@@ -6,7 +6,7 @@
  */
 import { DocStore } from './doc-store.js';
 import type { StoreContext } from './client.js';
-import { ConflictError, NotFoundError } from '../http/errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 
 interface LeaseDoc {
   kind: 'lease';

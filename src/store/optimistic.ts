@@ -9,7 +9,7 @@
  * Contention that outlasts every attempt is the store's condition, not the caller's mistake:
  * it answers 503 with Retry-After (declared on every operation), never an undeclared 409.
  */
-import { ServiceUnavailableError, WriteConflictError } from '../http/errors.js';
+import { ServiceUnavailableError, WriteConflictError } from '../errors.js';
 
 /** Attempts before giving up: 8 writers racing for one new document need at most 8. */
 export const OPTIMISTIC_ATTEMPTS = 16;

@@ -27,7 +27,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import type { StoreContext } from './client.js';
 import { aliasName } from './client.js';
 import { concreteIndexName, loadTemplates, putTemplate } from './indices.js';
-import { ConflictError, NotFoundError } from '../http/errors.js';
+import { ConflictError, NotFoundError } from '../errors.js';
 
 export type ReindexPhase = 'copy' | 'catch-up' | 'final';
 

@@ -3,7 +3,7 @@
  * A SeqNoPrimaryTerm version is the document's `_seq_no`/`_primary_term`; an integer
  * version is its `_version`.
  */
-import { ConflictError } from '../http/errors.js';
+import { ConflictError } from '../errors.js';
 
 export interface SeqNoPrimaryTerm {
   sequenceNumber: number;

@@ -13,7 +13,7 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { StoreContext } from './client.js';
 import { storeCall } from './errors.js';
-import { ServiceUnavailableError } from '../http/errors.js';
+import { ServiceUnavailableError } from '../errors.js';
 
 /** The refreshes of one index: the one running, and the one that will start after it. */
 class IndexRefresher {

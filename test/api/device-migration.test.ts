@@ -10,7 +10,7 @@ import type { EndpointStore } from '../../src/resources/endpoints/store.js';
 import { DeviceMigrationService } from '../../src/migration/device-migration.js';
 import { openDatabase } from '../../src/migration/sql-db.js';
 import { createLogger } from '../../src/log.js';
-import { ConflictError } from '../../src/http/errors.js';
+import { ConflictError } from '../../src/errors.js';
 
 interface Counts {
   sourceCount: number;

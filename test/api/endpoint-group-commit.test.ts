@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startTestApp, expectErrorBody, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
 import type { DocStore } from '../../src/store/doc-store.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
-import { ServiceUnavailableError } from '../../src/http/errors.js';
+import { ServiceUnavailableError } from '../../src/errors.js';
 
 type Bulk = DocStore<EndpointDoc>['bulk'];
 

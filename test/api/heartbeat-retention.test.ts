@@ -11,7 +11,7 @@ import { waitFor } from '../helpers/wait.js';
 import { ensureIndices } from '../../src/store/indices.js';
 import { reindex } from '../../src/store/reindex.js';
 import { createLogger } from '../../src/log.js';
-import { ConflictError } from '../../src/http/errors.js';
+import { ConflictError } from '../../src/errors.js';
 import type { RetentionRun } from '../../src/resources/network/retention.js';
 
 const DAY = 86_400_000;

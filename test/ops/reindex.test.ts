@@ -3,7 +3,7 @@ import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
 import { deviceDoc, indexOps } from '../helpers/device-fixtures.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
 import type { EndpointStore } from '../../src/resources/endpoints/store.js';
-import { ConflictError, ServiceUnavailableError } from '../../src/http/errors.js';
+import { ConflictError, ServiceUnavailableError } from '../../src/errors.js';
 import { reindex, type ReindexResult } from '../../src/store/reindex.js';
 import { loadTemplates } from '../../src/store/indices.js';
 

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { Admission, DEFAULT_LANES, type Lane } from '../../src/http/admission.js';
-import { ServiceUnavailableError, TooManyRequestsError } from '../../src/http/errors.js';
+import { ServiceUnavailableError, TooManyRequestsError } from '../../src/errors.js';
 
 function harness(opts: Partial<ConstructorParameters<typeof Admission>[0]> = {}): {
   a: Admission;

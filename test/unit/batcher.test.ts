@@ -3,7 +3,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import { Batcher, type ItemOutcome } from '../../src/store/batcher.js';
 import { itemError } from '../../src/store/item-errors.js';
 import { bookkeepingOutcomes } from '../../src/resources/endpoints/store.js';
-import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../src/http/errors.js';
+import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../src/errors.js';
 
 /** A send function under the test's control: each call waits until released. */
 function controlledSend<I, O>(answer: (items: I[]) => ItemOutcome<O>[] | Error) {

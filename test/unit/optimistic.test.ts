@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConflictError, ServiceUnavailableError, WriteConflictError } from '../../src/http/errors.js';
+import { ConflictError, ServiceUnavailableError, WriteConflictError } from '../../src/errors.js';
 import { conflictBackoffMs, OPTIMISTIC_ATTEMPTS, readModifyWrite } from '../../src/store/optimistic.js';
 
 /** A shared record written by racing read-modify-write clients, as the store does it. */

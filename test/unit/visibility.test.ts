@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { errors, type Client } from '@elastic/elasticsearch';
 import { refreshesSent, visible } from '../../src/store/visibility.js';
 import type { StoreContext } from '../../src/store/client.js';
-import { ServiceUnavailableError } from '../../src/http/errors.js';
+import { ServiceUnavailableError } from '../../src/errors.js';
 
 interface RefreshCall {
   index: string;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import type { Access } from '../../http/auth.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { id as idSchema } from '../../http/schemas.js';
 import type { Logger } from '../../log.js';
 import { MODULE_NAMES, type Bundle, type ModuleName } from '../modules/model.js';

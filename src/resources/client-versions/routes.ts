@@ -1,7 +1,7 @@
 /** Spec 4.1: default and per-organization pinned agent client versions. */
 import Joi from 'joi';
 import { READERS, SYSTEM_ONLY, WRITERS } from '../../http/auth.js';
-import { NotFoundError } from '../../http/errors.js';
+import { NotFoundError } from '../../errors.js';
 import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
 import { isoDateOut, orgId, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';
 import type { ClientVersionService, DefaultClientVersions } from './service.js';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Access } from '../../http/auth.js';
-import { ValidationError } from '../../http/errors.js';
+import { ValidationError } from '../../errors.js';
 import { toSeqNoPrimaryTerm, type SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { OrgConfigDoc, OrgConfigStore } from '../org-configs/store.js';

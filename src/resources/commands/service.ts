@@ -5,7 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { Access } from '../../http/auth.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import { ConflictError, NotFoundError } from '../../http/errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 
 export interface EndpointKeyDoc {
   key: string;

@@ -1,7 +1,7 @@
 /** Spec 4.3: LTE endpoints (cellular routers), all sec. */
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
-import { BadRequestError } from '../../http/errors.js';
+import { BadRequestError } from '../../errors.js';
 import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../http/paging.js';
 import type { LteEndpointCriteria } from './criteria.js';

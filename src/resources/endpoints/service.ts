@@ -7,7 +7,7 @@ import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import type Joi from 'joi';
 import type { Access } from '../../http/auth.js';
-import { BadRequestError, ConflictError, MethodNotAllowedError, NotFoundError } from '../../http/errors.js';
+import { BadRequestError, ConflictError, MethodNotAllowedError, NotFoundError } from '../../errors.js';
 import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
 import { validatePart } from '../../http/routes.js';
 import type { Query, Stored } from '../../store/doc-store.js';

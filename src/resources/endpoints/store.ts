@@ -3,7 +3,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, LAST_WRITE_WINS_RETRIES, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
 import { readRetries, type StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../http/paging.js';
-import { BadRequestError } from '../../http/errors.js';
+import { BadRequestError } from '../../errors.js';
 import { MAX_AGGREGATION_BUCKETS } from '../../http/limits.js';
 import type { EndpointDoc, EndpointRecord } from './model.js';
 import { storeCall } from '../../store/errors.js';

@@ -5,7 +5,7 @@
  */
 import { DocStore } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import { ConflictError } from '../../http/errors.js';
+import { ConflictError } from '../../errors.js';
 import type {
   IdempotencyKeyRecord,
   IdempotencyKeyStore,

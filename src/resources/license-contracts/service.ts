@@ -3,7 +3,7 @@
  * by org and type, replace with an integer version, and paged search by criteria.
  */
 import type { Access } from '../../http/auth.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import { checkIntegerVersion } from '../../store/versions.js';

@@ -4,7 +4,7 @@
  * organization subtree.
  */
 import type { Access } from '../../http/auth.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import { checkIntegerVersion } from '../../store/versions.js';

@@ -4,7 +4,7 @@
  * subscriptions. Other resources ask this service (`effectiveModuleStatus`), never the store.
  */
 import type { Access } from '../../http/auth.js';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
 import type { Stored } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import { checkIntegerVersion } from '../../store/versions.js';

@@ -4,7 +4,7 @@
  * host's status and search hosts.
  */
 import type { Access } from '../../http/auth.js';
-import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { Logger } from '../../log.js';

@@ -1,6 +1,6 @@
 /** Organization agent configuration (spec 4.9 POST /config/org, and its read-back). */
 import type { Access } from '../../http/auth.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { Config, StoredConfig } from './model.js';
 import type { OrgAgentConfigDoc, OrgAgentConfigStore } from './store.js';

@@ -7,7 +7,7 @@
  * reloads its tree (`reload`) within a poll interval (issue 15).
  */
 import type { OrgTree, Access } from '../../http/auth.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../http/errors.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { OrganizationDoc, OrganizationStore } from './store.js';
 

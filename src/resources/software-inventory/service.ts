@@ -6,7 +6,7 @@
  */
 import type { estypes } from '@elastic/elasticsearch';
 import type { Access } from '../../http/auth.js';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../http/errors.js';
+import { BadRequestError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { pageQuery, RESULT_WINDOW, toPage, type Page, type PageRequest, type SortOrder } from '../../http/paging.js';
 import type { Query, WriteOptions } from '../../store/doc-store.js';
 import type { EndpointService } from '../endpoints/service.js';

@@ -3,7 +3,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, type Query, type SearchResult, type Sort, type Stored, type WriteOptions } from '../../store/doc-store.js';
 import { readRetries, type StoreContext } from '../../store/client.js';
 import { storeCall } from '../../store/errors.js';
-import { NotFoundError, ServiceUnavailableError } from '../../http/errors.js';
+import { NotFoundError, ServiceUnavailableError } from '../../errors.js';
 import type { PageQuery } from '../../http/paging.js';
 import type { SoftwareInventoryDoc } from './model.js';
 

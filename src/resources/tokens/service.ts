@@ -1,7 +1,7 @@
 /** Minting and revoking tokens (the lifecycle spec section 5 leaves open). */
 import crypto from 'node:crypto';
 import { hashToken, newTokenSecret, type Access, type Authenticator, type Role } from '../../http/auth.js';
-import { BadRequestError, NotFoundError } from '../../http/errors.js';
+import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { TokenStore } from './store.js';

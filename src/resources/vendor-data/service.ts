@@ -3,7 +3,7 @@
  * third-party vendor, one per endpoint and vendor.
  */
 import type { Access } from '../../http/auth.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { EndpointService } from '../endpoints/service.js';
 import { vendorDataId, type Vendor, type VendorDataStore } from './store.js';
 
