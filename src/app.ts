@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { StoreContext } from './store/client.js';
 import { storeAnswers } from './store/client.js';
+import { translateStoreError } from './store/errors.js';
 import { serviceAliases } from './store/indices.js';
 import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from './errors.js';
 import { errorHandler, observe, createMetrics, securityHeaders, type Metrics } from './http/observe.js';
@@ -97,6 +98,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
       fixedLimits: config.laneLimits,
       queueMs: config.laneQueueMs,
       registry: metrics.registry,
+      translate: translateStoreError,
     }),
     parseBody: koaBody({
       json: true,
@@ -111,7 +113,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
 
   app.use(observe(log, metrics));
   app.use(securityHeaders(`${API_PREFIX}/docs`));
-  app.use(errorHandler());
+  app.use(errorHandler(translateStoreError));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Routers leave unmatched requests at 404/405/501 without a body; they become section-7 errors here.
   app.use(async (ctx, next) => {

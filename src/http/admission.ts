@@ -12,7 +12,6 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
-import { translateStoreError } from '../store/errors.js';
 
 /** Lanes in priority order: earlier lanes are protected from the contention of later ones. */
 export const LANES = ['agent', 'admin', 'interactive', 'heavy'] as const;
@@ -41,6 +40,8 @@ export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
 
 export interface AdmissionOptions {
   enabled: boolean;
+  /** How a handler's error will be answered (the store's translation, from the app): a 5xx makes the lane back off. Unset: only AppErrors count. */
+  translate?: (err: unknown) => unknown;
   /** Fixed limits per lane (min = max = initial), e.g. for a test that fills a lane. */
   fixedLimits?: Partial<Record<Lane, number>>;
   /** Queue waits per lane overriding the defaults. */
@@ -206,7 +207,7 @@ export class Admission {
       return await work();
     } catch (err) {
       // A store error that escaped untranslated counts as what it will be answered as.
-      const answered = translateStoreError(err);
+      const answered = this.options.translate ? this.options.translate(err) : err;
       failed = answered instanceof AppError && answered.status >= 500;
       throw err;
     } finally {

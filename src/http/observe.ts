@@ -6,7 +6,6 @@ import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from '../errors.js';
-import { translateStoreError } from '../store/errors.js';
 import type { Logger } from '../log.js';
 
 export interface Metrics {
@@ -76,8 +75,14 @@ export function securityHeaders(docsPrefix: string): Koa.Middleware {
   };
 }
 
-function asAppError(err: unknown): AppError | undefined {
-  const translated = translateStoreError(err);
+/**
+ * Turns an error raised below the HTTP layer into an AppError where it can: the store's
+ * translation, handed in by the app (src/app.ts) so this layer imports no store code.
+ */
+export type ErrorTranslator = (err: unknown) => unknown;
+
+function asAppError(err: unknown, translate: ErrorTranslator): AppError | undefined {
+  const translated = translate(err);
   if (translated instanceof AppError) return translated;
   // koa-body / raw-body / http-errors raised while reading the body
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
@@ -91,12 +96,12 @@ function asAppError(err: unknown): AppError | undefined {
 }
 
 /** The only place that turns an error into a response. */
-export function errorHandler(): Koa.Middleware {
+export function errorHandler(translate: ErrorTranslator): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      let appErr = asAppError(err);
+      let appErr = asAppError(err, translate);
       if (!appErr) {
         (ctx.state.log as Logger | undefined)?.error({ err }, 'unexpected error');
         appErr = new InternalError();
