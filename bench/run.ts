@@ -327,7 +327,7 @@ async function main(): Promise<void> {
     }
     if (wantOverload) {
       await settle(client, PREFIX);
-      overload = await overloadBench({ client, prefix: PREFIX, svc, runtime, serviceEnv, admin: ADMIN, esPid, root, agentIds: seeded.agentIds, quick, log });
+      overload = await overloadBench({ client, prefix: PREFIX, runtime, serviceEnv, admin: ADMIN, esPid, root, agentIds: seeded.agentIds, quick, log });
     }
     if (wantCreate) {
       create = await createBench({

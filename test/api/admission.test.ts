@@ -100,7 +100,7 @@ describe('admission lanes (Issue 17)', function () {
     this.timeout(240_000);
     proxy = await storeProxy((await testElasticsearch()).url);
     // One heavy request at a time and no queue: the lane is full as soon as one request is held.
-    t = await startTestApp({ ECS_LANE_LIMITS: 'heavy=1', ECS_LANE_QUEUE_MS: 'heavy=0' }, { elasticsearchUrl: proxy.url });
+    t = await startTestApp({ ECS_ADMISSION: 'true', ECS_LANE_LIMITS: 'heavy=1', ECS_LANE_QUEUE_MS: 'heavy=0' }, { elasticsearchUrl: proxy.url });
     org = await t.world.org();
     endpointId = (await t.world.endpoint(org)).id;
     readerA = t.world.as(await t.world.token('reader', org));
