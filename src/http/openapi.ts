@@ -7,9 +7,112 @@ import { TOKEN_HEADER } from './auth.js';
 
 type JsonSchema = Record<string, unknown>;
 
+/**
+ * joi → OpenAPI 3.1 schema: joi-to-json, with the corrections that make the document exact
+ * (docs/decisions.md, "OpenAPI document quality (issue 13)"): joi's description is corrected
+ * before the conversion (`prepareDescription`), the converted schema after it (`correctSchema`).
+ */
 function toSchema(schema: Joi.Schema): JsonSchema {
-  const parse = joiToJson as unknown as (s: Joi.Schema, mode: string) => unknown;
-  return parse(schema, 'open-api-3.1') as JsonSchema;
+  const parse = joiToJson as unknown as (s: { describe(): unknown }, mode: string) => unknown;
+  const description = prepareDescription(schema.describe() as JoiDescription);
+  return correctSchema(parse({ describe: () => description }, 'open-api-3.1') as JsonSchema);
+}
+
+type JoiDescription = Record<string, unknown> & { flags?: Record<string, unknown>; metas?: Record<string, unknown>[] };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** joi's marker for `Joi.object(...).default()`: "the object its keys' defaults make". */
+function isDeepDefault(v: unknown): boolean {
+  return isObject(v) && Object.keys(v).length === 1 && v.special === 'deep';
+}
+
+/** The value joi gives a deep default: each key's own default, nested deep defaults resolved. */
+function deepDefault(desc: JoiDescription): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries((desc.keys ?? {}) as Record<string, JoiDescription>)) {
+    const value = child.flags?.default;
+    if (isDeepDefault(value)) out[key] = deepDefault(child);
+    else if (
+      value !== undefined &&
+      typeof value !== 'function' &&
+      !(isObject(value) && ('ref' in value || 'special' in value))
+    ) {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** Keys of a joi description that hold values rather than nested schemas. */
+const VALUE_KEYS = new Set(['flags', 'allow', 'invalid', 'examples']);
+
+/**
+ * Corrects joi's description before the conversion: a deep default becomes the value joi
+ * actually uses (joi-to-json would print joi's internal marker `{"special":"deep"}`), and a
+ * server-owned field (`serverOwnedField`, src/http/schemas.ts: any value accepted, then
+ * stripped) is described by the record's type it echoes, read-only.
+ */
+function prepareDescription(desc: JoiDescription): JoiDescription {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (!isObject(node)) return node;
+    let out: JoiDescription = Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [k, VALUE_KEYS.has(k) ? v : walk(v)]),
+    );
+    if (typeof out.type !== 'string') return out;
+    if (isDeepDefault(out.flags?.default)) out = { ...out, flags: { ...out.flags, default: deepDefault(out) } };
+    const recordType = out.metas?.find((m) => isObject(m.serverOwned))?.serverOwned as JoiDescription | undefined;
+    if (out.type === 'any' && out.flags?.result === 'strip' && recordType) {
+      const description = out.flags.description ?? recordType.flags?.description;
+      out = {
+        ...recordType,
+        flags: { ...recordType.flags, ...(description ? { description } : {}) },
+        metas: [...(recordType.metas ?? []), { readOnly: true }],
+      };
+    }
+    return out;
+  };
+  return walk(desc) as JoiDescription;
+}
+
+/** The type list joi-to-json gives `Joi.any()`: "array" without items, which no generator can type. */
+const JOI_ANY_TYPES = ['array', 'boolean', 'number', 'object', 'string', 'null'];
+
+/**
+ * Corrects the converted schema: `Joi.any()` becomes `{}` (any JSON value); an IP address
+ * of either version is `anyOf` its formats (with `oneOf`, a validator that treats `format` as
+ * an annotation, as JSON Schema 2020-12 does by default, would refuse every address); and a
+ * conditional (`Joi.alternatives().conditional`, converted to if/then/else, which code
+ * generators ignore) also lists its branches in `anyOf`, which restricts nothing the
+ * condition does not, so generated clients get the union of the branches.
+ */
+function correctSchema(schema: JsonSchema): JsonSchema {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (!isObject(node)) return node;
+    const out: JsonSchema = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)]));
+    const type = out.type;
+    if (Array.isArray(type) && type.length === JOI_ANY_TYPES.length && JOI_ANY_TYPES.every((t) => type.includes(t))) {
+      delete out.type;
+    }
+    const oneOf = out.oneOf;
+    if (Array.isArray(oneOf) && oneOf.every((s) => isObject(s) && Object.keys(s).length === 1 && 'format' in s)) {
+      delete out.oneOf;
+      out.anyOf = oneOf;
+    }
+    if ('if' in out && ('then' in out || 'else' in out) && !('anyOf' in out) && !('oneOf' in out)) {
+      out.anyOf = [out.then, out.else].filter(isObject).flatMap((branch) => conditionalBranches(branch));
+    }
+    return out;
+  };
+  return walk(schema) as JsonSchema;
+}
+
+/** The alternatives a conditional's branch stands for (a nested conditional: its own branches). */
+function conditionalBranches(branch: JsonSchema): JsonSchema[] {
+  const onlyConditional = Object.keys(branch).every((k) => ['if', 'then', 'else', 'anyOf'].includes(k));
+  return onlyConditional && Array.isArray(branch.anyOf) ? (branch.anyOf as JsonSchema[]) : [branch];
 }
 
 const errorBodySchema: JsonSchema = {
@@ -136,6 +239,8 @@ export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
         'Administers managed endpoints (agents, UTM firewalls, LTE routers) and the records attached to them. Operations marked x-extension go beyond the interface specification.',
     },
     servers: [{ url: '/' }],
+    // Every tag the operations use, declared in the order they first appear (Swagger UI's grouping order).
+    tags: [...new Set(routes.map((spec) => spec.tag))].map((name) => ({ name })),
     components: {
       securitySchemes: { 'token-security': { type: 'apiKey', in: 'header', name: TOKEN_HEADER } },
       schemas: { ErrorBody: errorBodySchema },

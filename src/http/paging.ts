@@ -100,16 +100,18 @@ export function toPage<T>(pr: PageRequest, totalCount: number, items: T[]): Page
   return { pageRequest: pr, totalCount, totalPages: Math.ceil(totalCount / pr.size), items };
 }
 
-/** Schema of a page result whose items follow `item`. */
+/** Schema of a page result whose items follow `item` (`toPage` always answers every field but `sort`). */
 export function pageSchema(item: Joi.Schema, label: string): Joi.ObjectSchema {
   return Joi.object({
     pageRequest: Joi.object({
-      page: Joi.number().integer(),
-      size: Joi.number().integer(),
-      sort: Joi.array().items(Joi.object({ field: Joi.string(), direction: Joi.string().valid('ASC', 'DESC') })),
-    }),
-    totalCount: Joi.number().integer().min(0),
-    totalPages: Joi.number().integer().min(0),
-    items: Joi.array().items(item),
+      page: Joi.number().integer().required(),
+      size: Joi.number().integer().required(),
+      sort: Joi.array().items(
+        Joi.object({ field: Joi.string().required(), direction: Joi.string().valid('ASC', 'DESC').required() }),
+      ),
+    }).required(),
+    totalCount: Joi.number().integer().min(0).required(),
+    totalPages: Joi.number().integer().min(0).required(),
+    items: Joi.array().items(item).required(),
   }).label(label);
 }

@@ -32,12 +32,28 @@ export const aggregationTermBucket = Joi.object({
 
 export const countWrapper = Joi.object({ count: Joi.number().integer().min(0).required() }).label('CountWrapper');
 
-/** Server-owned fields: accepted in a body (clients echo records back) but never used. */
-export const serverOwned = {
-  createdAt: Joi.any().strip(),
-  updatedAt: Joi.any().strip(),
-  createdBy: Joi.any().strip(),
-  updatedBy: Joi.any().strip(),
-};
+/**
+ * A server-owned field of a request body: any value is accepted (clients echo records back)
+ * and stripped, never used. The OpenAPI document shows it read-only with the type the record
+ * has (`recordType`), so a client generated from it accepts an echoed record.
+ */
+export function serverOwnedField(recordType: Joi.Schema): Joi.AnySchema {
+  return Joi.any().strip().meta({ serverOwned: recordType });
+}
+
+/** Server-owned audit fields of a record whose createdBy/updatedBy are `user` (UserKey or a string, as the spec's type says). */
+export function serverOwnedFields(
+  user: Joi.Schema,
+): Record<'createdAt' | 'updatedAt' | 'createdBy' | 'updatedBy', Joi.AnySchema> {
+  return {
+    createdAt: serverOwnedField(isoDateOut),
+    updatedAt: serverOwnedField(isoDateOut),
+    createdBy: serverOwnedField(user),
+    updatedBy: serverOwnedField(user),
+  };
+}
+
+/** Server-owned fields of records whose createdBy/updatedBy are UserKey: accepted in a body but never used. */
+export const serverOwned = serverOwnedFields(userKey);
 
 export const idParams = Joi.object({ id: id.required() });

@@ -2,7 +2,7 @@
 import net from 'node:net';
 import Joi from 'joi';
 import { pagedCriteriaSchema, pageSchema } from '../../http/paging.js';
-import { id as baseId, isoDate as baseIsoDate, isoDateOut, orgId, serverOwned, userKey } from '../../http/schemas.js';
+import { id as baseId, isoDate as baseIsoDate, isoDateOut, orgId, serverOwned, serverOwnedField, userKey } from '../../http/schemas.js';
 import {
   CONNECTION_STATUSES,
   ENDPOINT_TYPES,
@@ -68,7 +68,7 @@ const commonIn = {
   /** The integer version read last: makes a replace conditional (409 when stale). */
   version: int.min(1),
   ...serverOwned,
-  deleted: Joi.any().strip(),
+  deleted: serverOwnedField(Joi.boolean()),
   orgId: orgId,
   clientVersion: text,
   certSubject: text,

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
 import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
 import { pagedCriteriaSchema, pageSchema, type PageRequest } from '../../http/paging.js';
-import { isoDate, isoDateOut, orgId, serverOwned } from '../../http/schemas.js';
+import { isoDate, isoDateOut, orgId, serverOwnedFields } from '../../http/schemas.js';
 import { LICENSE_TYPES, type LicenseType } from '../licenses/model.js';
 import {
   CONTRACT_SORT_FIELDS,
@@ -18,7 +18,7 @@ const contractFields = {
   expirationDate: isoDate,
   nbrLicensesPurchased: Joi.number().integer().min(0).max(Number.MAX_SAFE_INTEGER),
   version: Joi.number().integer().min(0).description('the version read; a stale one answers 409'),
-  ...serverOwned,
+  ...serverOwnedFields(Joi.string().allow('')),
 };
 
 const createBody = Joi.object({ orgId: orgId.required(), type: licenseType.required(), ...contractFields })

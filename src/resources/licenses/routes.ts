@@ -2,13 +2,13 @@
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
 import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import { countWrapper, id, idParams, isoDateOut, orgId } from '../../http/schemas.js';
+import { countWrapper, id, idParams, isoDateOut, orgId, serverOwnedField } from '../../http/schemas.js';
 import { LICENSE_STATES, LICENSE_TYPES, type LicenseState } from './model.js';
 import type { LicenseCriteria, LicenseInput, LicenseService } from './service.js';
 
 const licenseState = Joi.string().valid(...LICENSE_STATES);
 const licenseType = Joi.string().valid(...LICENSE_TYPES);
-const serverDate = Joi.any().strip().description('server-owned: stamped at creation and by state changes');
+const serverDate = serverOwnedField(isoDateOut).description('server-owned: stamped at creation and by state changes');
 
 const licenseInfoIn = Joi.object({
   id: id.description('must match the path when given'),

@@ -2,7 +2,7 @@
 import Joi from 'joi';
 import { READERS, WRITERS, type Role } from '../../http/auth.js';
 import { defineRoute, noContent, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import { id, isoDateOut, orgId, serverOwned } from '../../http/schemas.js';
+import { id, isoDateOut, orgId, serverOwnedFields } from '../../http/schemas.js';
 import { bundleSchema } from '../bundles/routes.js';
 import { DYNAMIC_MODULE_STATUSES, MODULE_NAMES, type ModuleScope } from './model.js';
 import type { EnabledModulesInput, ModuleService } from './service.js';
@@ -15,7 +15,7 @@ const enabledModulesIn = Joi.object({
   orgId: orgId.description("the record's organization; must match when given"),
   ...moduleFields,
   version: Joi.number().integer().min(0).description('the version read; a stale one answers 409'),
-  ...serverOwned,
+  ...serverOwnedFields(Joi.string().allow('')),
 })
   .required()
   .label('EnabledModules');
