@@ -34,6 +34,14 @@ describe('response conformance checker', () => {
   it('flags a body that breaks the schema', () => {
     expect(c.check('GET', `${P}/probe/a`, 200, 'application/json', { n: 'x' })).to.have.length(1);
   });
+  it('refuses a document whose response schema is loose (a union type), as ajv strict mode does', () => {
+    const loose = JSON.parse(JSON.stringify(doc)) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const op = loose.paths[`${P}/probe/{id}`].get as {
+      responses: Record<string, { content: Record<string, { schema: unknown }> }>;
+    };
+    op.responses['200'].content['application/json'].schema = { type: ['string', 'number'] };
+    expect(() => new Conformance(loose)).to.throw(/union type/);
+  });
   it('flags an undeclared status and a malformed error body', () => {
     expect(c.check('GET', `${P}/probe/a`, 409, 'application/json', err)[0]).to.contain('not declared');
     expect(c.check('GET', `${P}/probe/a`, 400, 'application/json', { message: 'x' })[0]).to.contain('section-7');
