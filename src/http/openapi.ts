@@ -82,7 +82,8 @@ const JOI_ANY_TYPES = ['array', 'boolean', 'number', 'object', 'string', 'null']
 /**
  * Corrects the converted schema: `Joi.any()` becomes `{}` (any JSON value); an IP address
  * of either version is `anyOf` its formats (with `oneOf`, a validator that treats `format` as
- * an annotation, as JSON Schema 2020-12 does by default, would refuse every address); and a
+ * an annotation, as JSON Schema 2020-12 does by default, would refuse every address), each
+ * alternative typed (an untyped one makes generators type the field `string | unknown`); and a
  * conditional (`Joi.alternatives().conditional`, converted to if/then/else, which code
  * generators ignore) also lists its branches in `anyOf`, which restricts nothing the
  * condition does not, so generated clients get the union of the branches.
@@ -96,10 +97,12 @@ function correctSchema(schema: JsonSchema): JsonSchema {
     if (Array.isArray(type) && type.length === JOI_ANY_TYPES.length && JOI_ANY_TYPES.every((t) => type.includes(t))) {
       delete out.type;
     }
-    const oneOf = out.oneOf;
-    if (Array.isArray(oneOf) && oneOf.every((s) => isObject(s) && Object.keys(s).length === 1 && 'format' in s)) {
-      delete out.oneOf;
-      out.anyOf = oneOf;
+    for (const key of ['oneOf', 'anyOf']) {
+      const formats = out[key];
+      if (Array.isArray(formats) && formats.every((s) => isObject(s) && Object.keys(s).length === 1 && 'format' in s)) {
+        delete out[key];
+        out.anyOf = formats.map((s: JsonSchema) => ({ ...(typeof type === 'string' ? { type } : {}), ...s }));
+      }
     }
     if ('if' in out && ('then' in out || 'else' in out) && !('anyOf' in out) && !('oneOf' in out)) {
       out.anyOf = [out.then, out.else].filter(isObject).flatMap((branch) => conditionalBranches(branch));
@@ -173,7 +176,7 @@ function parameters(spec: RouteSpec): JsonSchema[] {
       name,
       in: 'path',
       required: true,
-      ...(override ? { style: 'simple', schema: override } : { schema: paramSchemas?.[paramKey(name)] ?? { type: 'string' } }),
+      ...(override ? { style: 'simple', schema: correctSchema(override) } : { schema: paramSchemas?.[paramKey(name)] ?? { type: 'string' } }),
     });
   }
   if (spec.query) {
