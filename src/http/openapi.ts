@@ -92,7 +92,12 @@ function correctSchema(schema: JsonSchema): JsonSchema {
   const walk = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(walk);
     if (!isObject(node)) return node;
-    const out: JsonSchema = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, walk(v)]));
+    const out: JsonSchema = Object.fromEntries(
+      Object.entries(node).map(([k, v]) => [
+        k,
+        VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
+      ]),
+    );
     const type = out.type;
     if (Array.isArray(type) && type.length === JOI_ANY_TYPES.length && JOI_ANY_TYPES.every((t) => type.includes(t))) {
       delete out.type;
@@ -104,13 +109,21 @@ function correctSchema(schema: JsonSchema): JsonSchema {
         out.anyOf = formats.map((s: JsonSchema) => ({ ...(typeof type === 'string' ? { type } : {}), ...s }));
       }
     }
-    if ('if' in out && ('then' in out || 'else' in out) && !('anyOf' in out) && !('oneOf' in out)) {
-      out.anyOf = [out.then, out.else].filter(isObject).flatMap((branch) => conditionalBranches(branch));
+    // Only with both branches: an if/then alone lets anything else through.
+    if (isObject(out.if) && isObject(out.then) && isObject(out.else) && !('anyOf' in out) && !('oneOf' in out)) {
+      out.anyOf = [out.then, out.else].flatMap((branch) => conditionalBranches(branch as JsonSchema));
     }
     return out;
   };
   return walk(schema) as JsonSchema;
 }
+
+/** Keywords whose value is data, not a schema; and keywords whose value maps names to schemas. */
+const VALUE_KEYWORDS = new Set(['default', 'examples', 'enum', 'const', 'required']);
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas']);
+
+const mapValues = (o: Record<string, unknown>, f: (v: unknown) => unknown): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
 
 /** The alternatives a conditional's branch stands for (a nested conditional: its own branches). */
 function conditionalBranches(branch: JsonSchema): JsonSchema[] {
@@ -176,7 +189,9 @@ function parameters(spec: RouteSpec): JsonSchema[] {
       name,
       in: 'path',
       required: true,
-      ...(override ? { style: 'simple', schema: correctSchema(override) } : { schema: paramSchemas?.[paramKey(name)] ?? { type: 'string' } }),
+      ...(override
+        ? { style: 'simple', schema: correctSchema(override) }
+        : { schema: paramSchemas?.[paramKey(name)] ?? { type: 'string' } }),
     });
   }
   if (spec.query) {

@@ -160,6 +160,23 @@ describe('OpenAPI document quality (Spectral spectral:oas)', function () {
     expect(props.page.default).to.deep.equal({ criteria: { flag: false }, pageRequest: { page: 0, size: 20 } });
   });
 
+  it('leaves data and field names alone, and adds no union to a condition without both branches', () => {
+    const body = Joi.object({
+      if: Joi.string(),
+      then: Joi.string(),
+      else: Joi.string(),
+      kind: Joi.string(),
+      extra: Joi.string().when('kind', { is: 'x', then: Joi.required() }),
+    }).when(Joi.object({ kind: Joi.valid('a') }).unknown(), { then: Joi.object({ if: Joi.required() }) });
+    const d = buildOpenApi([probe(body, Joi.object())], 't') as { paths: Record<string, JsonObject> };
+    const op = d.paths['/endpoint-control-service/v1/probe'].post as JsonObject;
+    const schema = ((op.requestBody as JsonObject).content as Record<string, { schema: JsonObject }>)[
+      'application/json'
+    ].schema;
+    expect(Object.keys(schema.properties as JsonObject)).to.deep.equal(['if', 'then', 'else', 'kind', 'extra']);
+    expect(JSON.stringify(schema)).not.to.contain('"anyOf"');
+  });
+
   it('gives a conditional body the union of its branches, for generators that ignore if/then/else', () => {
     const op = (doc.paths as Record<string, JsonObject>)['/endpoint-control-service/v1/endpoint'].post as JsonObject;
     const schema = ((op.requestBody as JsonObject).content as Record<string, { schema: JsonObject }>)[
