@@ -56,6 +56,7 @@ export class JobRunner {
   private rerun = false;
   private nextSlot = 0;
   private readonly concurrency: number;
+  private runningJob: string | undefined;
 
   constructor(
     private readonly store: JobStore,
@@ -95,6 +96,11 @@ export class JobRunner {
     await this.running;
   }
 
+  /** The id of the job this runner holds now, if any. */
+  get current(): string | undefined {
+    return this.runningJob;
+  }
+
   /** Resolves once no run is in progress (tests). */
   async idle(): Promise<void> {
     while (this.running) await this.running;
@@ -125,7 +131,12 @@ export class JobRunner {
         const taken = await this.take(c.id, now);
         if (!taken) continue;
         ran = true;
-        await this.run(taken);
+        this.runningJob = taken.id;
+        try {
+          await this.run(taken);
+        } finally {
+          this.runningJob = undefined;
+        }
         break;
       }
       if (!ran) return;
@@ -342,7 +353,8 @@ export class JobRunner {
       this.log.warn({ job: d.id, err: { message: (transient as Error).message } }, 'job batch met a store error');
       return { kind: 'retry', acted };
     }
-    if (cut) return { kind: 'stopped', acted };
+    // Stopped meanwhile: like a crash at this point, the batch is left for the next runner to replay.
+    if (cut || this.stopped) return { kind: 'stopped', acted };
     // Failures in scan order, so the sample is the first ones whichever finished first.
     const order = new Map(batch.map((a, i) => [a.id, i]));
     failures.sort((a, b) => (order.get(a.endpointId) ?? 0) - (order.get(b.endpointId) ?? 0));
