@@ -5,7 +5,7 @@
  * acting twice (two app instances on one index prefix).
  */
 import { expect } from 'chai';
-import { expectErrorBody, startTestApp, uid, type TestApp, type Tenants } from '../helpers/app.js';
+import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type TestApp, type Tenants } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 import { commandsFor, loadCatalogue } from '../../src/resources/commands/catalogue.js';
@@ -27,8 +27,11 @@ interface Page<T> {
   items: T[];
 }
 
-/** Slow enough that a job over a few hundred agents spans many checkpoints, fast enough for a test. */
-const ENV = { ECS_JOB_RATE_PER_SECOND: '100', ECS_JOB_BATCH_SIZE: '10', ECS_JOB_POLL_MS: '100', ECS_JOB_LEASE_SECONDS: '5' };
+/**
+ * Slow enough that a job over a few hundred agents spans many checkpoints, fast enough for a
+ * test; an index prefix of its own, so only this file's two instances run its jobs.
+ */
+const ENV = { ECS_INDEX_PREFIX: `${RUN_PREFIX}-jobs`, ECS_JOB_RATE_PER_SECOND: '100', ECS_JOB_BATCH_SIZE: '10', ECS_JOB_POLL_MS: '100', ECS_JOB_LEASE_SECONDS: '5' };
 
 /** Runs `fn` over `items`, `width` at a time. */
 async function each<T, R>(items: T[], fn: (item: T) => Promise<R>, width = 16): Promise<R[]> {
