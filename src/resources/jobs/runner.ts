@@ -26,7 +26,7 @@ import type { JobDoc, JobFailure, JobStore, StoredJob } from './store.js';
 /** Failures kept in the job (the first ones). */
 export const JOB_FAILURE_SAMPLE = 20;
 /** Consecutive runs ending in store trouble before the job is FAILED. */
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 10;
 
 export interface JobRunnerOptions {
   /** This instance's name in the lease. */
@@ -133,7 +133,8 @@ export class JobRunner {
         ran = true;
         this.runningJob = taken.id;
         try {
-          await this.run(taken);
+          // A run that did not end its job (stopped, lost, store trouble) waits for the next poll.
+          if (!(await this.run(taken))) return;
         } finally {
           this.runningJob = undefined;
         }
@@ -183,8 +184,11 @@ export class JobRunner {
     return Math.max(1, Math.min(this.opts.batchSize, Math.floor((this.opts.ratePerSecond * this.opts.leaseMs) / 3000)));
   }
 
-  /** Runs a job whose lease this runner holds until it ends, is stopped or the lease is lost. */
-  private async run(job: StoredJob): Promise<void> {
+  /**
+   * Runs a job whose lease this runner holds until it ends, is stopped or the lease is lost;
+   * true when the job is over (DONE, FAILED or CANCELLED).
+   */
+  private async run(job: StoredJob): Promise<boolean> {
     let held = job;
     const d = job.doc;
     const access = this.accessOf(d);
@@ -198,7 +202,7 @@ export class JobRunner {
       } catch (err) {
         if (isTransient(err)) throw err;
         await this.finish(held, 'FAILED', (err as Error).message);
-        return;
+        return true;
       }
       const ahead = await this.deps.scan.count(d.criteria, orgs, now, d.checkpoint);
       held = await this.store.replace({ ...held.doc, matched: d.done + d.failed + ahead, updatedAt: new Date().toISOString() }, held);
@@ -213,20 +217,24 @@ export class JobRunner {
         }
         const next = await this.checkpoint(held, batch[batch.length - 1].id, outcome.done, outcome.failures);
         if (next === 'lost' || next === 'cancelled') {
-          end = next === 'lost' ? 'lost' : 'stopped';
-          if (next === 'cancelled') return;
+          if (next === 'cancelled') return true;
+          end = 'lost';
           break;
         }
         held = next;
       }
     } catch (err) {
-      if (err instanceof WriteConflictError) return this.onConflict(held);
+      if (err instanceof WriteConflictError) {
+        await this.onConflict(held);
+        return true;
+      }
       this.log.warn({ job: d.id, err: { message: (err as Error).message } }, 'job run failed; the next run resumes from its checkpoint');
       end = 'retry';
     }
     if (end === 'finished') await this.finish(held, 'DONE');
     else if (end === 'stopped') await this.giveUp(held, false);
     else if (end === 'retry') await this.giveUp(held, true);
+    return end === 'finished';
   }
 
   /** The job changed under the runner (a cancel): stamp it if it is ours and cancelled; otherwise leave it. */
