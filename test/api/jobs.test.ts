@@ -114,6 +114,20 @@ describe('bulk actions as jobs (issue 16)', () => {
       expect(done).to.include({ state: 'DONE', matched: 0, done: 0, failed: 0 });
       expectErrorBody(await t.adminA.delete(`/jobs/${job.id}`), 409);
     });
+    it('an Idempotency-Key makes a repeated POST answer the same job; a system job is visible to system tokens only', async () => {
+      const body = { action: { type: 'DISABLE_MODULE', module: 'pan' }, criteria: { basic: uid('none') } };
+      const key = { headers: { 'Idempotency-Key': uid('key') } };
+      const first = await t.adminA.post<Job>('/jobs', body, key);
+      const again = await t.adminA.post<Job>('/jobs', body, key);
+      expect([first.status, again.status], again.text).to.deep.equal([202, 202]);
+      expect(again.body.id).to.equal(first.body.id);
+      const system = await create(a.admin, body);
+      expect(system.orgId).to.equal(undefined);
+      expectErrorBody(await t.adminA.get(`/jobs/${system.id}`), 403);
+      expect((await t.adminA.get<Page<Job>>('/jobs?size=100')).body.items.map((j) => j.id)).to.not.include(system.id);
+      expect((await a.admin.get<Job>(`/jobs/${system.id}`)).status).to.equal(200);
+      await Promise.all([finished(first.body.id), finished(system.id)]);
+    });
   });
 
   describe('actions', () => {
