@@ -239,14 +239,50 @@ describe('bulk actions as jobs (issue 16)', () => {
       expect((await t.adminA.delete<Job>(`/jobs/${job.id}`)).body.state).to.equal('CANCELLED');
     });
 
-    it('a job whose instance stops mid-run is finished by the other instance, acting on no agent twice', async function () {
-      this.timeout(180_000);
-      const tag = uid('tagk');
+    /** Agents in a new child org of A with the cmd module ACTIVE, CONNECTED, tagged `tag`; with a command they accept. */
+    async function commandable(tag: string, n: number): Promise<{ ids: string[]; command: string }> {
       const command = commandsFor(loadCatalogue(), 'windows')[0];
       const org = await a.world.org(t.orgA);
       expect((await a.admin.post(`/org/${org}/enabled-modules`, { cmd: 'ACTIVE' })).status).to.equal(200);
-      const ids = (await seed(tag, { [org]: 200 }, { hostInfo: { os: 'windows' } }))[org];
+      const ids = (await seed(tag, { [org]: n }, { hostInfo: { os: 'windows' } }))[org];
       await each(ids, async (id) => expect((await a.admin.post(`/endpoint/${id}/connect`)).status).to.equal(204));
+      return { ids, command };
+    }
+
+    it('a job whose instance loses its store mid-run keeps its lease until it expires; then the other instance finishes it, acting on no agent twice', async function () {
+      this.timeout(180_000);
+      const tag = uid('tagz');
+      const { ids, command } = await commandable(tag, 150);
+      const job = await create(t.adminA, { action: { type: 'SEND_COMMAND', command }, criteria: { basic: tag } });
+      const first = await waitFor(() => a.admin.get<Job>(`/jobs/${job.id}`), (r) => r.body.done > 0, 60_000, 10);
+      expect(first.met).to.equal(true);
+      const [holder, other] = a.server.handle.services.jobs.runner.current === job.id ? [a, b] : [b, a];
+      expect(holder.server.handle.services.jobs.runner.current).to.equal(job.id);
+      // The holder's store goes away in the middle of its work: it can neither checkpoint nor give the lease up.
+      await holder.server.store.client.close();
+      const lostAt = Date.now();
+      const end = await finished(job.id, other.admin);
+      expect(end).to.include({ state: 'DONE', matched: 150, done: 150, failed: 0 });
+      expect(other.logs.some((l) => l.includes('"job resumed"') && l.includes(job.id))).to.equal(true);
+      // Not before the lease (ECS_JOB_LEASE_SECONDS=5) ran out: the holder never gave it up.
+      const resumedLine = other.logs.find((l) => l.includes('"job resumed"') && l.includes(job.id)) as string;
+      expect(Date.parse((JSON.parse(resumedLine) as { time: string }).time)).to.be.greaterThan(lostAt + 1000);
+      const counts = await each(ids, async (id) => (await other.admin.get<Page<unknown>>(`/command-message/endpoint/${id}`)).body.totalCount);
+      expect(counts.filter((c) => c !== 1), 'agents without exactly one command').to.deep.equal([]);
+      // A fresh instance in place of the dead one, for the next test.
+      closed.add(holder);
+      await holder.close().catch(() => undefined);
+      const fresh = await startTestApp(ENV);
+      if (holder === a) {
+        a = fresh;
+        t = { ...t, adminA: a.world.as(t.adminA.token), readerA: a.world.as(t.readerA.token), adminB: a.world.as(t.adminB.token) };
+      } else b = fresh;
+    });
+
+    it('a job whose instance stops mid-run is finished by the other instance, acting on no agent twice', async function () {
+      this.timeout(180_000);
+      const tag = uid('tagk');
+      const { ids, command } = await commandable(tag, 200);
       const job = await create(t.adminA, { action: { type: 'SEND_COMMAND', command }, criteria: { basic: tag } });
       // Whichever instance took it: after its first checkpoint, wait until it has acted on the first agent
       // of a batch it has not checkpointed yet (agents go in id order), then stop its runner and the instance.
