@@ -3,9 +3,10 @@
  * with --quick) while agents connect, against a service of its own with the job rate set
  * (BENCH_JOB_RATE, default 500 per second; the service's own default is 200). Agents' connects
  * are offered at a fixed rate (BENCH_JOB_CONNECT_RATE; default 300/s quick, 1000/s full) on 64
- * connections, first without a job for the length the job will take, then while the job runs;
- * reported: the job's records per second (from its startedAt to finishedAt) and connect p50/p99
- * with and without it. The action is ENABLE_MODULE (one EnabledModules write per agent through
+ * connections in windows (10 s quick, 20 s full): two alone, then back to back while the job
+ * runs, then two alone again (the machine's load drifts; the baseline brackets the job);
+ * reported: the job's records per second (from its startedAt to finishedAt) and connect
+ * p50/p99 (medians over windows, and the worst window) alone and during the job. The action is ENABLE_MODULE (one EnabledModules write per agent through
  * the modules service), alternating between two modules run after run so each run writes.
  */
 import autocannon from 'autocannon';
@@ -17,10 +18,23 @@ export interface JobsResult {
   ratePerSecond: number;
   connectRate: number;
   job: { id: string; state: string; matched: number; done: number; failed: number; seconds: number; recordsPerSecond: number };
-  connectAlone: ConnectRound;
-  connectDuringJob: ConnectRound;
-  /** connect p99 during the job ÷ alone. */
+  /** Windows of connects alone, before and after the job. */
+  connectAlone: ConnectSummary;
+  /** Windows of connects, back to back, while the job ran. */
+  connectDuringJob: ConnectSummary;
+  /** Median window p99 during the job ÷ alone. */
   p99Ratio: number;
+}
+
+/** Connect windows: medians of their rates and percentiles, the worst p99, every window's p99. */
+interface ConnectSummary {
+  windows: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  maxP99: number;
+  errors: number;
+  windowsP99: number[];
 }
 
 interface ConnectRound {
@@ -40,6 +54,26 @@ interface JobBody {
   startedAt?: string;
   finishedAt?: string;
   failures: { reason: string }[];
+}
+
+/** Windows alone before the job, and again after it. */
+const ALONE_WINDOWS = 2;
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+function summary(ws: ConnectRound[]): ConnectSummary {
+  return {
+    windows: ws.length,
+    rps: median(ws.map((w) => w.rps)),
+    p50: median(ws.map((w) => w.p50)),
+    p99: median(ws.map((w) => w.p99)),
+    maxP99: Math.max(...ws.map((w) => w.p99)),
+    errors: ws.reduce((n, w) => n + w.errors, 0),
+    windowsP99: ws.map((w) => w.p99),
+  };
 }
 
 const pick = <T>(list: readonly T[], i: number): T => list[(i * 7919) % list.length];
@@ -96,22 +130,29 @@ export async function jobsBench(opts: {
     // Which module this run enables: the one the previous run did not (so every run writes).
     const probe = await call<{ vuln?: string }>(svc.url, admin, 'GET', `/endpoint/${agentIds[0]}/enabled-modules`);
     const module = probe.status === 200 && probe.body.vuln === 'ACTIVE' ? 'fde' : 'vuln';
-    const expectedS = Math.max(5, Math.ceil(agentIds.length / ratePerSecond));
-    log(`jobs: warm-up, then connects alone at ${connectRate}/s for ${expectedS} s`);
+    const windowS = opts.quick ? 10 : 20;
+    log(`jobs: warm-up, then connects alone at ${connectRate}/s, ${ALONE_WINDOWS} windows of ${windowS} s`);
     await connects(svc.url, admin, agentIds, connectRate, 3);
-    const connectAlone = await connects(svc.url, admin, agentIds, connectRate, expectedS);
-    log(`jobs: connect alone p50 ${connectAlone.p50} p99 ${connectAlone.p99} ms (${connectAlone.rps.toFixed(0)} rps, errors ${connectAlone.errors})`);
+    const alone: ConnectRound[] = [];
+    for (let w = 0; w < ALONE_WINDOWS; w++) alone.push(await connects(svc.url, admin, agentIds, connectRate, windowS));
+    log(`jobs: connect alone p99 ${alone.map((x) => x.p99).join(', ')} ms`);
 
     const created = await call<JobBody>(svc.url, admin, 'POST', '/jobs', { action: { type: 'ENABLE_MODULE', module }, criteria: {} });
     if (created.status !== 202) throw new Error(`creating the job: ${created.status} ${JSON.stringify(created.body)}`);
     log(`jobs: job ${created.body.id} (ENABLE_MODULE ${module}) over every agent at ${ratePerSecond}/s; connects at ${connectRate}/s meanwhile`);
-    const connectDuringJob = await connects(svc.url, admin, agentIds, connectRate, expectedS);
+    // Windows of connects, each as long as the one alone, for as long as the job runs; the worst window counts.
+    const windows: ConnectRound[] = [];
     let job = created.body;
     for (;;) {
+      windows.push(await connects(svc.url, admin, agentIds, connectRate, windowS));
       job = (await call<JobBody>(svc.url, admin, 'GET', `/jobs/${job.id}`)).body;
       if (job.finishedAt) break;
-      await new Promise((r) => setTimeout(r, 1000));
+      log(`jobs: ${job.done + job.failed}/${job.matched} so far; connect p99 ${windows[windows.length - 1].p99} ms in the last window`);
     }
+    // The same number of windows alone after the job: the machine's load drifts, so the baseline brackets the job.
+    for (let w = 0; w < ALONE_WINDOWS; w++) alone.push(await connects(svc.url, admin, agentIds, connectRate, windowS));
+    const connectAlone = summary(alone);
+    const connectDuringJob = summary(windows);
     const seconds = (Date.parse(job.finishedAt as string) - Date.parse(job.startedAt ?? job.finishedAt ?? '')) / 1000;
     const result: JobsResult = {
       agents: agentIds.length,
@@ -132,7 +173,7 @@ export async function jobsBench(opts: {
     };
     log(
       `jobs: ${job.state} matched ${job.matched} done ${job.done} failed ${job.failed} in ${seconds.toFixed(1)} s = ${result.job.recordsPerSecond.toFixed(0)} records/s` +
-        `${job.failures.length ? ` (first failure: ${job.failures[0].reason})` : ''}; connect p99 ${connectDuringJob.p99} ms during vs ${connectAlone.p99} ms alone (×${result.p99Ratio.toFixed(2)})`,
+        `${job.failures.length ? ` (first failure: ${job.failures[0].reason})` : ''}; connect p99 (median of windows) ${connectDuringJob.p99} ms during (${connectDuringJob.windowsP99.join(', ')}) vs ${connectAlone.p99} ms alone (${connectAlone.windowsP99.join(', ')}): ×${result.p99Ratio.toFixed(2)}`,
     );
     return result;
   } finally {
@@ -142,9 +183,9 @@ export async function jobsBench(opts: {
 
 export function jobsTable(r: JobsResult): string {
   return [
-    '| | agents | job rate bound | job records/s | job s | connect offered/s | connect p50 ms | connect p99 ms | connect errors |',
-    '|---|---|---|---|---|---|---|---|---|',
-    `| connects alone | ${r.agents} | | | | ${r.connectRate} | ${r.connectAlone.p50} | ${r.connectAlone.p99} | ${r.connectAlone.errors} |`,
-    `| during the job | ${r.agents} | ${r.ratePerSecond}/s | ${r.job.recordsPerSecond.toFixed(0)} | ${r.job.seconds.toFixed(1)} | ${r.connectRate} | ${r.connectDuringJob.p50} | ${r.connectDuringJob.p99} | ${r.connectDuringJob.errors} |`,
+    '| | agents | job rate bound | job records/s | job s | connect offered/s | windows | connect p50 ms (median) | connect p99 ms (median) | worst window p99 ms | connect errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    `| connects alone (before and after) | ${r.agents} | | | | ${r.connectRate} | ${r.connectAlone.windows} | ${r.connectAlone.p50} | ${r.connectAlone.p99} | ${r.connectAlone.maxP99} | ${r.connectAlone.errors} |`,
+    `| during the job | ${r.agents} | ${r.ratePerSecond}/s | ${r.job.recordsPerSecond.toFixed(0)} | ${r.job.seconds.toFixed(1)} | ${r.connectRate} | ${r.connectDuringJob.windows} | ${r.connectDuringJob.p50} | ${r.connectDuringJob.p99} | ${r.connectDuringJob.maxP99} | ${r.connectDuringJob.errors} |`,
   ].join('\n');
 }
