@@ -6,8 +6,9 @@
  * connections in windows (10 s quick, 20 s full): two alone, then back to back while the job
  * runs, then two alone again (the machine's load drifts; the baseline brackets the job);
  * reported: the job's records per second (from its startedAt to finishedAt) and connect
- * p50/p99 (medians over windows, and the worst window) alone and during the job. The action is ENABLE_MODULE (one EnabledModules write per agent through
- * the modules service), alternating between two modules run after run so each run writes.
+ * p50/p99 (medians over windows, and the worst window) alone and during the job. The action is
+ * ENABLE_MODULE vuln (one EnabledModules write per agent through the modules service), or
+ * DISABLE_MODULE vuln when an earlier run enabled it, so that every run writes.
  */
 import autocannon from 'autocannon';
 import { API } from './scenarios.js';
@@ -127,9 +128,10 @@ export async function jobsBench(opts: {
   const connectRate = Number(process.env.BENCH_JOB_CONNECT_RATE ?? (opts.quick ? 300 : 1000));
   const svc = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_JOB_RATE_PER_SECOND: String(ratePerSecond) } });
   try {
-    // Which module this run enables: the one the previous run did not (so every run writes).
+    // Enable the module, or disable it when an earlier run enabled it, so that every run writes.
     const probe = await call<{ vuln?: string }>(svc.url, admin, 'GET', `/endpoint/${agentIds[0]}/enabled-modules`);
-    const module = probe.status === 200 && probe.body.vuln === 'ACTIVE' ? 'fde' : 'vuln';
+    const type = probe.status === 200 && probe.body.vuln === 'ACTIVE' ? 'DISABLE_MODULE' : 'ENABLE_MODULE';
+    const module = 'vuln';
     const windowS = opts.quick ? 10 : 20;
     log(`jobs: warm-up, then connects alone at ${connectRate}/s, ${ALONE_WINDOWS} windows of ${windowS} s`);
     await connects(svc.url, admin, agentIds, connectRate, 3);
@@ -137,9 +139,9 @@ export async function jobsBench(opts: {
     for (let w = 0; w < ALONE_WINDOWS; w++) alone.push(await connects(svc.url, admin, agentIds, connectRate, windowS));
     log(`jobs: connect alone p99 ${alone.map((x) => x.p99).join(', ')} ms`);
 
-    const created = await call<JobBody>(svc.url, admin, 'POST', '/jobs', { action: { type: 'ENABLE_MODULE', module }, criteria: {} });
+    const created = await call<JobBody>(svc.url, admin, 'POST', '/jobs', { action: { type, module }, criteria: {} });
     if (created.status !== 202) throw new Error(`creating the job: ${created.status} ${JSON.stringify(created.body)}`);
-    log(`jobs: job ${created.body.id} (ENABLE_MODULE ${module}) over every agent at ${ratePerSecond}/s; connects at ${connectRate}/s meanwhile`);
+    log(`jobs: job ${created.body.id} (${type} ${module}) over every agent at ${ratePerSecond}/s; connects at ${connectRate}/s meanwhile`);
     // Windows of connects, each as long as the one alone, for as long as the job runs; the worst window counts.
     const windows: ConnectRound[] = [];
     let job = created.body;
