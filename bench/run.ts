@@ -36,6 +36,7 @@ import { migrationBench, type MigrationResult } from './migration.js';
 import { overloadBench, overloadTable, type OverloadResult } from './overload.js';
 import { createBench, createTable, createTargets, type CreateResult } from './create.js';
 import { overviewBench, overviewTable, overviewTargets, type OverviewResult } from './overview.js';
+import { jobsBench, jobsTable, type JobsResult } from './jobs.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -46,7 +47,8 @@ const runtime: Runtime = args.includes('--tsx') ? 'tsx' : 'dist';
 const only = args.filter((a) => !a.startsWith('--'));
 const wantMigration = only.length === 0 || only.includes('migration');
 const wantOverload = only.length === 0 || only.includes('overload');
-const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload');
+const wantJobs = only.length === 0 || only.includes('jobs');
+const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload' && o !== 'jobs');
 const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
@@ -198,7 +200,8 @@ async function main(): Promise<void> {
   let overload: OverloadResult | undefined;
   let create: CreateResult | undefined;
   let overview: OverviewResult | undefined;
-  if (wantScenarios || wantOverload) {
+  let jobs: JobsResult | undefined;
+  if (wantScenarios || wantOverload || wantJobs) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
     let seeded: Seeded;
@@ -349,6 +352,11 @@ async function main(): Promise<void> {
     }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
+    // Last: the job writes a module record for every agent (issue 16).
+    if (wantJobs) {
+      await settle(client, PREFIX);
+      jobs = await jobsBench({ runtime, serviceEnv, admin: ADMIN, agentIds: seeded.agentIds, quick, log });
+    }
     await hop.stop();
     if (profileDir) {
       for (const f of fs.readdirSync(profileDir).filter((x) => x.endsWith('.cpuprofile'))) {
@@ -387,6 +395,7 @@ async function main(): Promise<void> {
     overview,
     migration,
     overload,
+    jobs,
     targets,
   };
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
@@ -394,6 +403,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${targetsTable(targets)}\n`);
   if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
+  if (jobs) console.log(`Bulk actions as jobs (issue 16):\n\n${jobsTable(jobs)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,
   );

@@ -30,6 +30,8 @@ export interface Config {
   changePollMs: number;
   /** Heartbeats older than this age out; 0 keeps them for ever. */
   heartbeatRetentionDays: number;
+  /** Bulk-action jobs (issue 16): endpoints acted on per second per instance, per batch, the job lease and the runner's poll. */
+  jobs: { ratePerSecond: number; batchSize: number; leaseSeconds: number; pollMs: number };
   logLevel: string;
   /** PostgreSQL URL, or `pglite:<dir>` / `pglite:memory` for the embedded one; unset: `pglite:.local/pglite`. */
   databaseUrl: string | undefined;
@@ -121,6 +123,10 @@ const schema = Joi.object({
   ECS_ORG_CACHE_SECONDS: Joi.number().integer().min(0).default(30),
   ECS_CHANGE_POLL_MS: Joi.number().integer().min(50).max(10_000).default(250),
   ECS_HEARTBEAT_RETENTION_DAYS: Joi.number().integer().min(0).default(30),
+  ECS_JOB_RATE_PER_SECOND: Joi.number().integer().min(1).max(100_000).default(200),
+  ECS_JOB_BATCH_SIZE: Joi.number().integer().min(1).max(1000).default(100),
+  ECS_JOB_LEASE_SECONDS: Joi.number().integer().min(1).max(3600).default(30),
+  ECS_JOB_POLL_MS: Joi.number().integer().min(20).max(60_000).default(2000),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATABASE_URL: Joi.string(),
   ECS_SQL_SCHEMA: Joi.string()
@@ -186,6 +192,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     orgCacheSeconds: v.ECS_ORG_CACHE_SECONDS as number,
     changePollMs: v.ECS_CHANGE_POLL_MS as number,
     heartbeatRetentionDays: v.ECS_HEARTBEAT_RETENTION_DAYS as number,
+    jobs: {
+      ratePerSecond: v.ECS_JOB_RATE_PER_SECOND as number,
+      batchSize: v.ECS_JOB_BATCH_SIZE as number,
+      leaseSeconds: v.ECS_JOB_LEASE_SECONDS as number,
+      pollMs: v.ECS_JOB_POLL_MS as number,
+    },
     logLevel: v.LOG_LEVEL as string,
     databaseUrl: v.DATABASE_URL as string | undefined,
     sqlSchema: v.ECS_SQL_SCHEMA as string,

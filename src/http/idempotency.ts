@@ -87,7 +87,7 @@ function canonicalJson(value: unknown): string {
 const sha256 = (s: string): string => crypto.createHash('sha256').update(s).digest('hex');
 
 /** A name-based UUID (version 5 layout) from a hex digest. */
-function uuidFrom(hex: string): string {
+export function uuidFrom(hex: string): string {
   const h = hex.slice(0, 32).split('');
   h[12] = '5';
   h[16] = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);

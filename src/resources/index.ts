@@ -65,6 +65,8 @@ import { OrgAgentConfigStore } from './org-agent-config/store.js';
 import { OrgAgentConfigService } from './org-agent-config/service.js';
 import { orgAgentConfigRoutes } from './org-agent-config/routes.js';
 import { IdempotencyKeyDocStore } from './idempotency/store.js';
+import { createJobs, type Jobs } from './jobs/index.js';
+import { jobRoutes } from './jobs/routes.js';
 
 export interface BaseDeps {
   config: Config;
@@ -96,6 +98,8 @@ export interface Services {
   changeWatcher: ChangeWatcher;
   /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
   heartbeatRetention: HeartbeatRetention;
+  /** Bulk-action jobs (issue 16): the service, and its runner (started and stopped by the server). */
+  jobs: Jobs;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
@@ -186,6 +190,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     idempotencyKeys: new IdempotencyKeyDocStore(store, log),
     changeWatcher,
     heartbeatRetention,
+    jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
   };
 }
 
@@ -207,6 +212,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...networkRoutes(s.network),
     ...reportRoutes(s.reports),
     ...orgAgentConfigRoutes(s.orgAgentConfig),
+    ...jobRoutes(s.jobs.service),
   ];
 }
 

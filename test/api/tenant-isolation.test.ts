@@ -69,6 +69,7 @@ describe('tenant isolation over every route (generated from the route table)', (
       'POST /lte-endpoint/update': { body: () => ({ id: A.lte.id, orgId, imei: A.lte.imei, site: A.lte.site }) },
       'POST /lte-endpoint/search': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },
       'POST /endpoint/page-search': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },
+      'POST /jobs': { body: () => ({ action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId, basic: uid('no-agent') } }) },
       'POST /endpoint': { body: () => ({ orgId, displayName: 'taken' }) },
       'PUT /endpoint/{id}': { body: () => ({ orgId, displayName: 'taken' }) },
       'PUT /client-version/default': { body: () => ({ linux: '9.9.9', mac: '9.9.9', windows: '9.9.9' }) },

@@ -1,0 +1,43 @@
+/** Builds the jobs resource (issue 16): its store, service and background runner. */
+import os from 'node:os';
+import crypto from 'node:crypto';
+import type { BaseDeps } from '../index.js';
+import type { OrgTree } from '../../http/auth.js';
+import type { EndpointService } from '../endpoints/service.js';
+import { AgentScan } from '../endpoints/agent-scan.js';
+import type { CommandService } from '../commands/service.js';
+import type { ModuleService } from '../modules/service.js';
+import type { LicenseService } from '../licenses/service.js';
+import { JobStore } from './store.js';
+import { JobService } from './service.js';
+import { JobRunner } from './runner.js';
+
+export interface Jobs {
+  service: JobService;
+  /** Background: runs the jobs whose lease this instance holds (started and stopped by the server). */
+  runner: JobRunner;
+}
+
+export function createJobs(
+  { config, store, log }: BaseDeps,
+  deps: { endpoints: EndpointService; commands: CommandService; modules: ModuleService; licenses: LicenseService; orgs: OrgTree },
+): Jobs {
+  const jobStore = new JobStore(store);
+  const runner = new JobRunner(
+    jobStore,
+    {
+      scan: new AgentScan(deps.endpoints.store),
+      targets: { commands: deps.commands, modules: deps.modules, licenses: deps.licenses, endpoints: deps.endpoints },
+      orgs: deps.orgs,
+    },
+    {
+      holder: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
+      ratePerSecond: config.jobs.ratePerSecond,
+      batchSize: config.jobs.batchSize,
+      leaseMs: config.jobs.leaseSeconds * 1000,
+      pollMs: config.jobs.pollMs,
+    },
+    log,
+  );
+  return { service: new JobService(jobStore, () => runner.wake()), runner };
+}

@@ -1,0 +1,88 @@
+/** joi schemas of bulk-action jobs (issue 16, an extension): the request, the record, the list. */
+import Joi from 'joi';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema } from '../../http/paging.js';
+import { id, isoDateOut, orgId, userKey } from '../../http/schemas.js';
+import { ENDPOINT_CRITERIA } from '../endpoints/schema.js';
+import { COMMAND_NAME_PATTERN } from '../commands/catalogue.js';
+import { MODULE_NAMES } from '../modules/model.js';
+import { LICENSE_TYPES } from '../licenses/model.js';
+import { JOB_ACTION_TYPES, JOB_STATES } from './store.js';
+
+const actionType = (...types: string[]): Joi.StringSchema =>
+  Joi.string()
+    .valid(...types)
+    .required();
+
+/** One action; `type` decides which other fields it takes. */
+export const jobAction = Joi.alternatives()
+  .try(
+    Joi.object({
+      type: actionType('SEND_COMMAND'),
+      command: Joi.string().pattern(COMMAND_NAME_PATTERN, 'command name').required(),
+      args: Joi.array().items(Joi.string().max(1024)).max(32),
+    }).label('SendCommandAction'),
+    Joi.object({
+      type: actionType('ENABLE_MODULE', 'DISABLE_MODULE'),
+      module: Joi.string()
+        .valid(...MODULE_NAMES)
+        .required(),
+    }).label('ModuleAction'),
+    Joi.object({
+      type: actionType('ASSIGN_LICENSE'),
+      licenseType: Joi.string()
+        .valid(...LICENSE_TYPES)
+        .required(),
+    }).label('AssignLicenseAction'),
+    Joi.object({ type: actionType('SOFT_DELETE') }).label('SoftDeleteAction'),
+  )
+  .required()
+  .messages({ 'alternatives.match': `must be one of the actions ${JOB_ACTION_TYPES.join(', ')} with its fields` })
+  .label('JobAction')
+  .description(
+    "SEND_COMMAND: a catalogue command (as POST /command/endpoint/{endpointId}); ENABLE_MODULE / DISABLE_MODULE: the module ACTIVE / INACTIVE in the endpoint's EnabledModules; ASSIGN_LICENSE: the endpoint's license (id and ownerId = the endpoint id) gets that type; SOFT_DELETE: as DELETE /endpoint/{id}",
+  );
+
+/** POST /jobs body: an action and EndpointCriteria exactly as the endpoint page search takes them. */
+export const newJob = Joi.object({
+  action: jobAction,
+  criteria: ENDPOINT_CRITERIA.default(),
+})
+  .required()
+  .label('NewJob');
+
+const failure = Joi.object({
+  endpointId: Joi.string().required(),
+  status: Joi.number().integer().required(),
+  reason: Joi.string().required(),
+}).label('JobFailure');
+
+export const jobRecord = Joi.object({
+  id: Joi.string().required(),
+  state: Joi.string()
+    .valid(...JOB_STATES)
+    .required(),
+  orgId: Joi.string(),
+  action: jobAction,
+  criteria: ENDPOINT_CRITERIA,
+  matched: Joi.number().integer().min(0).required().description('agents matching when the scan started'),
+  done: Joi.number().integer().min(0).required(),
+  failed: Joi.number().integer().min(0).required(),
+  failures: Joi.array().items(failure).required().description('a sample of the failures (the first 20) with reasons'),
+  reason: Joi.string().description('why the job FAILED'),
+  createdBy: userKey,
+  createdAt: isoDateOut,
+  updatedAt: isoDateOut,
+  startedAt: isoDateOut,
+  finishedAt: isoDateOut,
+}).label('Job');
+
+export const pageJob = pageSchema(jobRecord, 'PageJob');
+
+export const jobIdParams = Joi.object({ id: id.required() });
+
+export const jobListQuery = Joi.object({
+  state: Joi.string().valid(...JOB_STATES),
+  orgId: orgId,
+  page: Joi.number().integer().min(0).default(0),
+  size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+});
