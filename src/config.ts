@@ -30,6 +30,8 @@ export interface Config {
   changePollMs: number;
   /** Heartbeats older than this age out; 0 keeps them for ever. */
   heartbeatRetentionDays: number;
+  /** Audit events older than this age out; 0 keeps them for ever (issue 16). */
+  auditRetentionDays: number;
   logLevel: string;
   /** PostgreSQL URL, or `pglite:<dir>` / `pglite:memory` for the embedded one; unset: `pglite:.local/pglite`. */
   databaseUrl: string | undefined;
@@ -121,6 +123,7 @@ const schema = Joi.object({
   ECS_ORG_CACHE_SECONDS: Joi.number().integer().min(0).default(30),
   ECS_CHANGE_POLL_MS: Joi.number().integer().min(50).max(10_000).default(250),
   ECS_HEARTBEAT_RETENTION_DAYS: Joi.number().integer().min(0).default(30),
+  ECS_AUDIT_RETENTION_DAYS: Joi.number().integer().min(0).default(365),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATABASE_URL: Joi.string(),
   ECS_SQL_SCHEMA: Joi.string()
@@ -186,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     orgCacheSeconds: v.ECS_ORG_CACHE_SECONDS as number,
     changePollMs: v.ECS_CHANGE_POLL_MS as number,
     heartbeatRetentionDays: v.ECS_HEARTBEAT_RETENTION_DAYS as number,
+    auditRetentionDays: v.ECS_AUDIT_RETENTION_DAYS as number,
     logLevel: v.LOG_LEVEL as string,
     databaseUrl: v.DATABASE_URL as string | undefined,
     sqlSchema: v.ECS_SQL_SCHEMA as string,

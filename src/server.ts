@@ -69,11 +69,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);
   // Background work of every instance (issue 15), once the indices exist: the change-feed
   // poller (caches keep their time limits until then) and heartbeat retention.
-  const { changeWatcher, heartbeatRetention } = handle.services;
+  const { changeWatcher, heartbeatRetention, auditRetention } = handle.services;
   void ready.then(() => {
     if (stopped) return;
     changeWatcher.start();
     heartbeatRetention.start();
+    auditRetention.start();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   let headStart: NodeJS.Timeout | undefined;
@@ -110,6 +111,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       stopped = true;
       changeWatcher.stop();
       await heartbeatRetention.stop();
+      await auditRetention.stop();
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       await new Promise<void>((resolve) => {
@@ -117,6 +119,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
         server.closeIdleConnections();
       });
       clearInterval(sweeper);
+      // Audit events handed over without waiting (refusals) reach the store before it closes.
+      await handle.services.audit.drain();
       await store.client.close();
       // The device-migration database (pool or embedded PGlite and its lock file), when it was opened.
       await handle.services.deviceMigration.close();

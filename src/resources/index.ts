@@ -65,6 +65,10 @@ import { OrgAgentConfigStore } from './org-agent-config/store.js';
 import { OrgAgentConfigService } from './org-agent-config/service.js';
 import { orgAgentConfigRoutes } from './org-agent-config/routes.js';
 import { IdempotencyKeyDocStore } from './idempotency/store.js';
+import { AuditStore } from './audit/store.js';
+import { AuditService } from './audit/service.js';
+import { auditRoutes } from './audit/routes.js';
+import { RolloverRetention } from '../store/retention.js';
 
 export interface BaseDeps {
   config: Config;
@@ -96,6 +100,10 @@ export interface Services {
   changeWatcher: ChangeWatcher;
   /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
   heartbeatRetention: HeartbeatRetention;
+  /** The audit trail (issue 16): written by the router's audit hook, searched through its route. */
+  audit: AuditService;
+  /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
+  auditRetention: RolloverRetention;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
@@ -152,6 +160,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     loadCommandCatalogue(),
   );
   const heartbeatStore = new HeartbeatStore(store);
+  const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
@@ -159,9 +168,17 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     {
       retentionDays: config.heartbeatRetentionDays,
       intervalMs: RETENTION_INTERVAL_MS,
-      holder: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
+      holder: instanceName,
     },
     log,
+  );
+  const auditStore = new AuditStore(store);
+  const auditRetention = new RolloverRetention(
+    auditStore,
+    new LeaseStore(store),
+    { retentionDays: config.auditRetentionDays, intervalMs: RETENTION_INTERVAL_MS, holder: instanceName },
+    log,
+    'audit-retention',
   );
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
@@ -186,6 +203,8 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     idempotencyKeys: new IdempotencyKeyDocStore(store, log),
     changeWatcher,
     heartbeatRetention,
+    audit: new AuditService(auditStore, log),
+    auditRetention,
   };
 }
 
@@ -207,6 +226,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...networkRoutes(s.network),
     ...reportRoutes(s.reports),
     ...orgAgentConfigRoutes(s.orgAgentConfig),
+    ...auditRoutes(s.audit),
   ];
 }
 
