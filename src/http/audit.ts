@@ -85,7 +85,9 @@ function text(v: unknown): string | undefined {
 }
 
 function field(obj: unknown, name: string): string | undefined {
-  return obj !== null && typeof obj === 'object' && !Array.isArray(obj) ? text((obj as Record<string, unknown>)[name]) : undefined;
+  return obj !== null && typeof obj === 'object' && !Array.isArray(obj)
+    ? text((obj as Record<string, unknown>)[name])
+    : undefined;
 }
 
 /** Type and id of the record an operation names, from its declaration and the request. */
@@ -107,7 +109,10 @@ export function deriveTarget(
     field(body, 'endpointId') ??
     field(body, 'orgId');
   const namedOrg =
-    (type === 'org' || type === 'organization' ? id : undefined) ?? field(reply, 'orgId') ?? field(body, 'orgId') ?? text(params.orgId);
+    (type === 'org' || type === 'organization' ? id : undefined) ??
+    field(reply, 'orgId') ??
+    field(body, 'orgId') ??
+    text(params.orgId);
   return { type, ...(id !== undefined ? { id } : {}), ...(namedOrg !== undefined ? { namedOrg } : {}) };
 }
 
@@ -170,7 +175,13 @@ export function auditTrail(deps: AuditTrailDeps): Koa.Middleware {
   };
 }
 
-function buildEvent(ctx: Koa.Context, spec: RouteSpec, kind: AuditKind, status: number, principal: Principal | undefined): AuditEvent {
+function buildEvent(
+  ctx: Koa.Context,
+  spec: RouteSpec,
+  kind: AuditKind,
+  status: number,
+  principal: Principal | undefined,
+): AuditEvent {
   const access = ctx.state.access as AuditedAccess | undefined;
   const derived = deriveTarget(
     spec,
@@ -181,8 +192,15 @@ function buildEvent(ctx: Koa.Context, spec: RouteSpec, kind: AuditKind, status: 
   // An organization the service checked is the target's; one the request only named counts too.
   // A successful write whose target names none is the caller's own organization's.
   const orgId =
-    access?.refusedOrg ?? access?.checkedOrg ?? derived.namedOrg ?? (status < 300 && principal?.role !== 'system' ? principal?.orgId : undefined);
-  const target: AuditTarget = { type: derived.type, ...(derived.id ? { id: derived.id } : {}), ...(orgId ? { orgId } : {}) };
+    access?.refusedOrg ??
+    access?.checkedOrg ??
+    derived.namedOrg ??
+    (status < 300 && principal?.role !== 'system' ? principal?.orgId : undefined);
+  const target: AuditTarget = {
+    type: derived.type,
+    ...(derived.id ? { id: derived.id } : {}),
+    ...(orgId ? { orgId } : {}),
+  };
   const actor =
     principal === undefined
       ? {}

@@ -39,7 +39,9 @@ export class RolloverAlias implements GenerationalIndex {
     const res = await storeCall(() =>
       this.ctx.client.indices.rollover({
         alias: this.alias,
-        ...(conditions ? { conditions: { max_age: conditions.maxAge, max_primary_shard_size: conditions.maxPrimaryShardSize } } : {}),
+        ...(conditions
+          ? { conditions: { max_age: conditions.maxAge, max_primary_shard_size: conditions.maxPrimaryShardSize } }
+          : {}),
       }),
     );
     return res.rolled_over;
@@ -48,20 +50,29 @@ export class RolloverAlias implements GenerationalIndex {
   /** The generations behind the alias with their newest document (one index listing, one aggregation). */
   async generations(): Promise<Generation[]> {
     const [indices, agg] = await Promise.all([
-      storeCall(() => this.ctx.client.indices.get({ index: this.alias, features: ['aliases', 'settings'] }, readRetries)),
+      storeCall(() =>
+        this.ctx.client.indices.get({ index: this.alias, features: ['aliases', 'settings'] }, readRetries),
+      ),
       storeCall(() =>
         this.ctx.client.search(
           {
             index: this.alias,
             size: 0,
-            aggs: { generations: { terms: { field: '_index', size: 10_000 }, aggs: { newest: { max: { field: this.timeField } } } } },
+            aggs: {
+              generations: {
+                terms: { field: '_index', size: 10_000 },
+                aggs: { newest: { max: { field: this.timeField } } },
+              },
+            },
           },
           readRetries,
         ),
       ),
     ]);
     const newest = new Map<string, number>();
-    const buckets = (agg.aggregations?.generations as { buckets?: { key: string; newest: { value: number | null } }[] } | undefined)?.buckets ?? [];
+    const buckets =
+      (agg.aggregations?.generations as { buckets?: { key: string; newest: { value: number | null } }[] } | undefined)
+        ?.buckets ?? [];
     for (const b of buckets) if (b.newest.value !== null) newest.set(b.key, b.newest.value);
     return Object.entries(indices)
       .map(([index, state]) => ({

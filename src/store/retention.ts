@@ -52,7 +52,9 @@ export class RolloverRetention {
       return { acted: false, rolledOver: false, deleted: [] };
     }
     this.held = true;
-    const rolledOver = await this.target.rollover(forceRollover ? undefined : { maxAge: '1d', maxPrimaryShardSize: '10gb' });
+    const rolledOver = await this.target.rollover(
+      forceRollover ? undefined : { maxAge: '1d', maxPrimaryShardSize: '10gb' },
+    );
     const cutoff = now.getTime() - this.opts.retentionDays * DAY_MS;
     const deleted: string[] = [];
     for (const g of await this.target.generations()) {
@@ -60,7 +62,8 @@ export class RolloverRetention {
       await this.target.deleteGeneration(g.index);
       deleted.push(g.index);
     }
-    if (rolledOver || deleted.length > 0) this.log.info({ rolledOver, deleted, retentionDays: this.opts.retentionDays }, this.leaseName);
+    if (rolledOver || deleted.length > 0)
+      this.log.info({ rolledOver, deleted, retentionDays: this.opts.retentionDays }, this.leaseName);
     return { acted: true, rolledOver, deleted };
   }
 
@@ -87,7 +90,12 @@ export class RolloverRetention {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       void this.run()
-        .catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message } }, `${this.leaseName} run failed; retrying next interval`))
+        .catch((err: unknown) =>
+          this.log.warn(
+            { err: { message: (err as Error).message } },
+            `${this.leaseName} run failed; retrying next interval`,
+          ),
+        )
         .finally(() => this.schedule(this.opts.intervalMs));
     }, ms);
     this.timer.unref();

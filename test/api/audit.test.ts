@@ -57,17 +57,32 @@ describe('audit trail (issue 16)', function () {
   let adminB: Api;
 
   /** Mints a token through the API; its client and id. */
-  async function mint(role: 'admin' | 'reader' | 'agent' | 'system', orgId?: string, endpointId?: string): Promise<{ api: Api; id: string }> {
-    const res = await t.admin.post<{ id: string; token: string }>('/admin/tokens', { name: uid(role), role, ...(orgId ? { orgId } : {}), ...(endpointId ? { endpointId } : {}) });
+  async function mint(
+    role: 'admin' | 'reader' | 'agent' | 'system',
+    orgId?: string,
+    endpointId?: string,
+  ): Promise<{ api: Api; id: string }> {
+    const res = await t.admin.post<{ id: string; token: string }>('/admin/tokens', {
+      name: uid(role),
+      role,
+      ...(orgId ? { orgId } : {}),
+      ...(endpointId ? { endpointId } : {}),
+    });
     expect(res.status, res.text).to.equal(201);
     return { api: t.world.as(res.body.token), id: res.body.id };
   }
 
   /** A request id of our own, so the test finds the event of exactly this request. */
   const rid = (): string => `audit-test-${crypto.randomBytes(6).toString('hex')}`;
-  const withId = (requestId: string): { headers: Record<string, string> } => ({ headers: { 'x-request-id': requestId } });
+  const withId = (requestId: string): { headers: Record<string, string> } => ({
+    headers: { 'x-request-id': requestId },
+  });
 
-  async function search(api: Api, criteria: Record<string, unknown>, size = 100): Promise<{ status: number; body: Page; text: string }> {
+  async function search(
+    api: Api,
+    criteria: Record<string, unknown>,
+    size = 100,
+  ): Promise<{ status: number; body: Page; text: string }> {
     return api.post<Page>('/audit/search-page', { criteria, pageRequest: { page: 0, size } });
   }
 
@@ -103,7 +118,11 @@ describe('audit trail (issue 16)', function () {
   it('a write with the system token is audited: time, actor, operation, method and path, target, its organization, status, request id', async () => {
     const requestId = rid();
     const before = Date.now();
-    const res = await t.admin.post<{ id: string }>('/endpoint', { orgId: orgA, displayName: uid('agent') }, withId(requestId));
+    const res = await t.admin.post<{ id: string }>(
+      '/endpoint',
+      { orgId: orgA, displayName: uid('agent') },
+      withId(requestId),
+    );
     expect(res.status, res.text).to.equal(200);
     const [e] = await eventsOf(requestId);
     expect(e).to.deep.include({
@@ -148,7 +167,10 @@ describe('audit trail (issue 16)', function () {
     });
     // By actor too: both of this admin's module writes, newest first.
     const mine = await search(adminA, { actorTokenId: adminAId, targetId: ep.id });
-    expect(mine.body.items.map((i) => i.operation)).to.deep.equal(['replaceEndpointEnabledModules', 'createEndpointEnabledModules']);
+    expect(mine.body.items.map((i) => i.operation)).to.deep.equal([
+      'replaceEndpointEnabledModules',
+      'createEndpointEnabledModules',
+    ]);
   });
 
   it('a failed write is audited with its status', async () => {
@@ -164,13 +186,28 @@ describe('audit trail (issue 16)', function () {
     const bogus = t.world.as(`ecs_${crypto.randomBytes(32).toString('base64url')}`);
     const requestId = rid();
     const license = uid('lic');
-    expect((await bogus.put(`/license/${license}`, { type: 'ATC', orgId: orgA }, withId(requestId))).status).to.equal(401);
+    expect((await bogus.put(`/license/${license}`, { type: 'ATC', orgId: orgA }, withId(requestId))).status).to.equal(
+      401,
+    );
     const [e] = await eventsOf(requestId);
-    expect(e).to.deep.include({ kind: 'REFUSAL', status: 401, operation: 'putLicense', method: 'PUT', actor: {}, target: { type: 'license', id: license } });
+    expect(e).to.deep.include({
+      kind: 'REFUSAL',
+      status: 401,
+      operation: 'putLicense',
+      method: 'PUT',
+      actor: {},
+      target: { type: 'license', id: license },
+    });
     // A path naming an organization: the event is that organization's, so its admins see the attempt.
     const onOrg = rid();
-    expect((await bogus.put(`/org-config/${orgA}/target-version`, { linux: '1.0.0' }, withId(onOrg))).status).to.equal(401);
-    expect((await eventsOf(onOrg))[0]).to.deep.include({ kind: 'REFUSAL', status: 401, target: { type: 'org', id: orgA, orgId: orgA } });
+    expect((await bogus.put(`/org-config/${orgA}/target-version`, { linux: '1.0.0' }, withId(onOrg))).status).to.equal(
+      401,
+    );
+    expect((await eventsOf(onOrg))[0]).to.deep.include({
+      kind: 'REFUSAL',
+      status: 401,
+      target: { type: 'org', id: orgA, orgId: orgA },
+    });
     expect((await search(adminA, { requestId: onOrg })).body.totalCount).to.equal(1);
     // No token at all: refused and audited too (on a read).
     const bare = rid();
@@ -181,7 +218,9 @@ describe('audit trail (issue 16)', function () {
   it('403 refusals are audited: a reader writing, and an admin reaching outside its subtree', async () => {
     const ep = await t.world.endpoint(orgA);
     const byReader = rid();
-    expect((await readerA.put(`/endpoint/${ep.id}/enabled-modules`, { fim: 'INACTIVE' }, withId(byReader))).status).to.equal(403);
+    expect(
+      (await readerA.put(`/endpoint/${ep.id}/enabled-modules`, { fim: 'INACTIVE' }, withId(byReader))).status,
+    ).to.equal(403);
     const [r] = await eventsOf(byReader);
     expect(r).to.deep.include({ kind: 'REFUSAL', status: 403, operation: 'replaceEndpointEnabledModules' });
     expect(r.actor).to.deep.include({ tokenId: readerAId, role: 'reader', orgId: orgA });
@@ -190,7 +229,12 @@ describe('audit trail (issue 16)', function () {
     const byB = rid();
     expect((await adminB.delete(`/endpoint/${ep.id}`, withId(byB))).status).to.equal(403);
     const [b] = await eventsOf(byB);
-    expect(b).to.deep.include({ kind: 'REFUSAL', status: 403, operation: 'deleteEndpoint', target: { type: 'endpoint', id: ep.id, orgId: orgA } });
+    expect(b).to.deep.include({
+      kind: 'REFUSAL',
+      status: 403,
+      operation: 'deleteEndpoint',
+      target: { type: 'endpoint', id: ep.id, orgId: orgA },
+    });
     expect(b.actor).to.deep.include({ role: 'admin', orgId: orgB });
     // A's admin sees who tried to delete its endpoint; B's admin does not see A's endpoint in its trail.
     const seenByA = await search(adminA, { requestId: byB });
@@ -203,7 +247,9 @@ describe('audit trail (issue 16)', function () {
   it('admins search only their subtree, readers not at all, system everything', async () => {
     // An event in A's child organization and one in B.
     const inChild = rid();
-    expect((await t.admin.post('/endpoint', { orgId: childA, displayName: uid('c') }, withId(inChild))).status).to.equal(200);
+    expect(
+      (await t.admin.post('/endpoint', { orgId: childA, displayName: uid('c') }, withId(inChild))).status,
+    ).to.equal(200);
     const inB = rid();
     expect((await t.admin.post('/endpoint', { orgId: orgB, displayName: uid('b') }, withId(inB))).status).to.equal(200);
     await eventsOf(inChild);
@@ -212,12 +258,17 @@ describe('audit trail (issue 16)', function () {
     const all = await search(adminA, {}, 1000);
     expect(all.status, all.text).to.equal(200);
     expect(all.body.totalCount).to.be.greaterThan(0);
-    expect(all.body.items.every((e) => e.target.orgId === orgA || e.target.orgId === childA), JSON.stringify(all.body.items.map((e) => e.target))).to.equal(true);
+    expect(
+      all.body.items.every((e) => e.target.orgId === orgA || e.target.orgId === childA),
+      JSON.stringify(all.body.items.map((e) => e.target)),
+    ).to.equal(true);
     expect(all.body.items.some((e) => e.requestId === inChild)).to.equal(true);
     expect(all.body.items.some((e) => e.requestId === inB)).to.equal(false);
     // Naming the child organization (within A) works; naming B is refused.
     expect((await search(adminA, { orgId: childA, requestId: inChild })).body.totalCount).to.equal(1);
-    expect((await search(adminA, { orgId: orgA, includeChildren: true, requestId: inChild })).body.totalCount).to.equal(1);
+    expect((await search(adminA, { orgId: orgA, includeChildren: true, requestId: inChild })).body.totalCount).to.equal(
+      1,
+    );
     expect((await search(adminA, { orgId: orgA, requestId: inChild })).body.totalCount).to.equal(0);
     expect((await search(adminA, { orgId: orgB })).status).to.equal(403);
     expect((await search(adminB, { requestId: inChild })).body.totalCount).to.equal(0);
@@ -228,16 +279,27 @@ describe('audit trail (issue 16)', function () {
     expect((await search(t.admin, { requestId: inB })).body.totalCount).to.equal(1);
     // Criteria are validated.
     expect((await search(t.admin, { kind: 'DELETED' })).status).to.equal(400);
-    expect((await t.admin.post('/audit/search-page', { pageRequest: { sort: [{ field: 'actor', direction: 'ASC' }] } })).status).to.equal(400);
+    expect(
+      (await t.admin.post('/audit/search-page', { pageRequest: { sort: [{ field: 'actor', direction: 'ASC' }] } }))
+        .status,
+    ).to.equal(400);
   });
 
   it('audit events cannot be changed or deleted through the API (405/404), and the operation is an extension', async () => {
     for (const method of ['PUT', 'PATCH', 'DELETE']) {
-      expect((await t.admin.request(method, '/audit/search-page', { body: {} })).status, `${method} /audit/search-page`).to.equal(405);
-      expect((await t.admin.request(method, `/audit/${uid('ev')}`, { body: {} })).status, `${method} /audit/{id}`).to.equal(404);
+      expect(
+        (await t.admin.request(method, '/audit/search-page', { body: {} })).status,
+        `${method} /audit/search-page`,
+      ).to.equal(405);
+      expect(
+        (await t.admin.request(method, `/audit/${uid('ev')}`, { body: {} })).status,
+        `${method} /audit/{id}`,
+      ).to.equal(404);
       expect((await t.admin.request(method, '/audit', { body: {} })).status, `${method} /audit`).to.equal(404);
     }
-    const doc = (await t.anon.get<{ paths: Record<string, Record<string, { 'x-extension'?: boolean }>> }>('/openapi.json')).body;
+    const doc = (
+      await t.anon.get<{ paths: Record<string, Record<string, { 'x-extension'?: boolean }>> }>('/openapi.json')
+    ).body;
     const auditPaths = Object.keys(doc.paths).filter((p) => p.startsWith(`${P}/audit`));
     expect(auditPaths).to.deep.equal([`${P}/audit/search-page`]);
     expect(Object.keys(doc.paths[`${P}/audit/search-page`])).to.deep.equal(['post']);
@@ -250,22 +312,41 @@ describe('audit trail (issue 16)', function () {
     const agent = await mint('agent', orgA, ep.id);
     const metricsBefore = (await t.anon.get<string>('/metrics')).body;
     const connects = [rid(), rid()];
-    for (const requestId of connects) expect((await agent.api.post(`/endpoint/${ep.id}/connect`, undefined, withId(requestId))).status).to.equal(204);
+    for (const requestId of connects)
+      expect((await agent.api.post(`/endpoint/${ep.id}/connect`, undefined, withId(requestId))).status).to.equal(204);
     const heartbeat = rid();
-    expect((await t.admin.post('/network-heartbeat', { endpointId: ep.id, orgId: orgA, hostAddress: '10.9.0.1' }, withId(heartbeat))).status).to.equal(201);
+    expect(
+      (
+        await t.admin.post(
+          '/network-heartbeat',
+          { endpointId: ep.id, orgId: orgA, hostAddress: '10.9.0.1' },
+          withId(heartbeat),
+        )
+      ).status,
+    ).to.equal(201);
     // A write after them, audited: once its event is searchable, theirs would be too.
     const marker = rid();
-    expect((await t.admin.post('/endpoint', { orgId: orgA, displayName: uid('m') }, withId(marker))).status).to.equal(200);
+    expect((await t.admin.post('/endpoint', { orgId: orgA, displayName: uid('m') }, withId(marker))).status).to.equal(
+      200,
+    );
     await eventsOf(marker);
-    for (const requestId of [...connects, heartbeat]) expect((await search(t.admin, { requestId })).body.totalCount, requestId).to.equal(0);
+    for (const requestId of [...connects, heartbeat])
+      expect((await search(t.admin, { requestId })).body.totalCount, requestId).to.equal(0);
     const metricsAfter = (await t.anon.get<string>('/metrics')).body;
-    const delta = (name: string, labels: string): number => metricValue(metricsAfter, name, labels) - metricValue(metricsBefore, name, labels);
+    const delta = (name: string, labels: string): number =>
+      metricValue(metricsAfter, name, labels) - metricValue(metricsBefore, name, labels);
     expect(delta('ecs_agent_telemetry_total', 'operation="connectEndpoint",status="204"')).to.equal(2);
     expect(delta('ecs_agent_telemetry_total', 'operation="recordNetworkHeartbeat",status="201"')).to.equal(1);
     // A refused telemetry call is still a refusal: audited (and counted).
     const refused = rid();
-    expect((await agent.api.post(`/endpoint/${uid('other')}/connect`, undefined, withId(refused))).status).to.equal(403);
-    expect((await eventsOf(refused))[0]).to.deep.include({ kind: 'REFUSAL', operation: 'connectEndpoint', status: 403 });
+    expect((await agent.api.post(`/endpoint/${uid('other')}/connect`, undefined, withId(refused))).status).to.equal(
+      403,
+    );
+    expect((await eventsOf(refused))[0]).to.deep.include({
+      kind: 'REFUSAL',
+      operation: 'connectEndpoint',
+      status: 403,
+    });
   });
 
   it('the access log line names the caller: token id and role', async () => {
@@ -274,11 +355,19 @@ describe('audit trail (issue 16)', function () {
     const refused = rid();
     expect((await readerA.post('/endpoint', { orgId: orgA }, withId(refused))).status).to.equal(403);
     const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
-    expect(lines.find((l) => l.requestId === requestId)).to.deep.include({ tokenId: adminAId, role: 'admin', status: 404 });
-    expect(lines.find((l) => l.requestId === refused)).to.deep.include({ tokenId: readerAId, role: 'reader', status: 403 });
+    expect(lines.find((l) => l.requestId === requestId)).to.deep.include({
+      tokenId: adminAId,
+      role: 'admin',
+      status: 404,
+    });
+    expect(lines.find((l) => l.requestId === refused)).to.deep.include({
+      tokenId: readerAId,
+      role: 'reader',
+      status: 403,
+    });
   });
 
-  it("tokens record their last use, coarsely: one write per token per minute per instance, off the request path", async () => {
+  it('tokens record their last use, coarsely: one write per token per minute per instance, off the request path', async () => {
     const tok = await mint('reader', orgA);
     expect((await t.admin.get<TokenRecord>(`/admin/tokens/${tok.id}`)).body.lastUsedAt).to.equal(undefined);
     const metricsBefore = (await t.anon.get<string>('/metrics')).body;
@@ -294,9 +383,14 @@ describe('audit trail (issue 16)', function () {
     expect(lastUsedAt).to.be.within(firstUse - 1000, firstUse + 5000);
     const metricsAfter = (await t.anon.get<string>('/metrics')).body;
     // Five uses (and the admin's reads of the token record, made with the bootstrap token, which has no record): one write.
-    expect(metricValue(metricsAfter, 'ecs_token_last_use_writes_total') - metricValue(metricsBefore, 'ecs_token_last_use_writes_total')).to.equal(1);
+    expect(
+      metricValue(metricsAfter, 'ecs_token_last_use_writes_total') -
+        metricValue(metricsBefore, 'ecs_token_last_use_writes_total'),
+    ).to.equal(1);
     expect((await tok.api.get(`/license/${uid('none')}`)).status).to.equal(404);
-    expect(Date.parse(String((await t.admin.get<TokenRecord>(`/admin/tokens/${tok.id}`)).body.lastUsedAt))).to.equal(lastUsedAt);
+    expect(Date.parse(String((await t.admin.get<TokenRecord>(`/admin/tokens/${tok.id}`)).body.lastUsedAt))).to.equal(
+      lastUsedAt,
+    );
   });
 
   it('a revoked token keeps who revoked it and when (the first revocation), and the revocation is audited', async () => {
@@ -312,7 +406,12 @@ describe('audit trail (issue 16)', function () {
     expect((await t.admin.delete(`/admin/tokens/${tok.id}`)).status).to.equal(204);
     expect((await t.admin.get<TokenRecord>(`/admin/tokens/${tok.id}`)).body.revokedAt).to.equal(rec.revokedAt);
     const [e] = await eventsOf(requestId);
-    expect(e).to.deep.include({ kind: 'WRITE', operation: 'revokeToken', status: 204, target: { type: 'token', id: tok.id } });
+    expect(e).to.deep.include({
+      kind: 'WRITE',
+      operation: 'revokeToken',
+      status: 204,
+      target: { type: 'token', id: tok.id },
+    });
     // The revoked token is refused, and that refusal names it nowhere but the path: it is unknown now.
     expect((await t.admin.get(`/admin/tokens/${uid('none')}`)).status).to.equal(404);
     expect((await adminA.get(`/admin/tokens/${tok.id}`)).status).to.equal(403);
@@ -320,7 +419,9 @@ describe('audit trail (issue 16)', function () {
 
   it('audit events age out like heartbeats: whole generations older than ECS_AUDIT_RETENTION_DAYS, never the write generation', async () => {
     const requestId = rid();
-    expect((await t.admin.post('/endpoint', { orgId: orgA, displayName: uid('r') }, withId(requestId))).status).to.equal(200);
+    expect(
+      (await t.admin.post('/endpoint', { orgId: orgA, displayName: uid('r') }, withId(requestId))).status,
+    ).to.equal(200);
     await eventsOf(requestId);
     const retention = t.server.handle.services.auditRetention;
     // Now: the generation holding today's events is rolled over and kept (30 days).
@@ -335,7 +436,9 @@ describe('audit trail (issue 16)', function () {
     expect(later.deleted[0]).to.match(/-audit-000001$/);
     expect((await search(t.admin, { requestId })).body.totalCount).to.equal(0);
     const next = rid();
-    expect((await t.admin.post('/endpoint', { orgId: orgA, displayName: uid('n') }, withId(next))).status).to.equal(200);
+    expect((await t.admin.post('/endpoint', { orgId: orgA, displayName: uid('n') }, withId(next))).status).to.equal(
+      200,
+    );
     await eventsOf(next);
   });
 });

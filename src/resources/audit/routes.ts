@@ -38,13 +38,19 @@ const auditEvent = Joi.object({
   method: Joi.string().required(),
   path: Joi.string().required(),
   status: Joi.number().integer().required(),
-  actor: Joi.object({ tokenId: Joi.string(), name: Joi.string(), role: Joi.string(), orgId: Joi.string() }).required().label('AuditActor'),
+  actor: Joi.object({ tokenId: Joi.string(), name: Joi.string(), role: Joi.string(), orgId: Joi.string() })
+    .required()
+    .label('AuditActor'),
   target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),
 }).label('AuditEvent');
 
 export function auditRoutes(svc: AuditService): RouteSpec[] {
   return [
-    defineRoute<Record<string, never>, Record<string, never>, { criteria: AuditSearchCriteria; pageRequest: PageRequest }>({
+    defineRoute<
+      Record<string, never>,
+      Record<string, never>,
+      { criteria: AuditSearchCriteria; pageRequest: PageRequest }
+    >({
       operationId: 'searchAuditEvents',
       method: 'POST',
       path: '/audit/search-page',

@@ -60,7 +60,10 @@ export class AuditService {
       }
     }
     this.log.error({ err: { message: (last as Error).message }, event }, 'audit event of a write could not be stored');
-    throw new ServiceUnavailableError('the write was applied but its audit event could not be stored; retry the request', 1);
+    throw new ServiceUnavailableError(
+      'the write was applied but its audit event could not be stored; retry the request',
+      1,
+    );
   }
 
   /** Queues an event without waiting for it; 'dropped' beyond the rate or backlog bound. */
@@ -72,7 +75,9 @@ export class AuditService {
     this.tokens -= 1;
     this.backlog += 1;
     void this.track(this.store.append(event))
-      .catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message }, event }, 'audit event could not be stored'))
+      .catch((err: unknown) =>
+        this.log.warn({ err: { message: (err as Error).message }, event }, 'audit event could not be stored'),
+      )
       .finally(() => (this.backlog -= 1));
     return 'queued';
   }
@@ -97,7 +102,8 @@ export class AuditService {
     const filter: Query[] = [];
     const orgs = await access.resolveOrgs(criteria.orgId, criteria.includeChildren ?? false);
     if (orgs) filter.push({ terms: { 'target.orgId': orgs } });
-    if (criteria.from !== undefined || criteria.to !== undefined) filter.push({ range: { timestamp: { gte: criteria.from, lt: criteria.to } } });
+    if (criteria.from !== undefined || criteria.to !== undefined)
+      filter.push({ range: { timestamp: { gte: criteria.from, lt: criteria.to } } });
     const terms: [keyof AuditSearchCriteria, string][] = [
       ['actorTokenId', 'actor.tokenId'],
       ['operation', 'operation'],
@@ -111,7 +117,14 @@ export class AuditService {
       const v = criteria[field];
       if (v !== undefined) filter.push({ term: { [indexed]: v } });
     }
-    const res = await this.store.search({ bool: { filter } }, pageQuery(pr, AUDIT_SORT_FIELDS, [{ field: 'timestamp', direction: 'DESC' }]));
-    return toPage(pr, res.total, res.items.map((h) => h.doc));
+    const res = await this.store.search(
+      { bool: { filter } },
+      pageQuery(pr, AUDIT_SORT_FIELDS, [{ field: 'timestamp', direction: 'DESC' }]),
+    );
+    return toPage(
+      pr,
+      res.total,
+      res.items.map((h) => h.doc),
+    );
   }
 }
