@@ -10,6 +10,9 @@ import { expect } from 'chai';
 import { RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { P, type Api } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
+import { testElasticsearch } from '../helpers/elasticsearch.js';
+import { loadTemplates } from '../../src/store/indices.js';
+import { Client } from '@elastic/elasticsearch';
 
 interface AuditEvent {
   id: string;
@@ -440,5 +443,56 @@ describe('audit trail (issue 16)', function () {
       200,
     );
     await eventsOf(next);
+  });
+});
+
+describe('tokens index of an older release (issue 16)', function () {
+  this.timeout(120_000);
+  const prefix = `${RUN_PREFIX}-ztokv1`;
+  let t: TestApp | undefined;
+  after(() => t?.close());
+
+  it('gets the new token fields in place at start (no reindex), so revocation and last use work at once', async () => {
+    // The tokens index as release 1 created it: mapping version 1, without the issue-16 fields.
+    const es = await testElasticsearch();
+    const client = new Client({ node: es.url });
+    try {
+      const v2 = loadTemplates().find((x) => x.name === 'tokens');
+      const {
+        lastUsedAt: _l,
+        revokedAt: _a,
+        revokedBy: _b,
+        revokedReason: _r,
+        ...v1
+      } = v2?.template.mappings.properties ?? {};
+      await client.indices.create({
+        index: `${prefix}-tokens-000001`,
+        settings: { number_of_replicas: 0 },
+        mappings: { dynamic: 'strict', properties: v1, _meta: { version: 1 } },
+        aliases: { [`${prefix}-tokens`]: { is_write_index: true } },
+      });
+    } finally {
+      await client.close();
+    }
+    t = await startTestApp({ ECS_INDEX_PREFIX: prefix });
+    const mapping = await t.server.store.client.indices.getMapping({ index: `${prefix}-tokens` });
+    const m = Object.values(mapping)[0].mappings;
+    expect(m._meta).to.deep.include({ version: 2 });
+    expect(m.properties).to.include.keys('lastUsedAt', 'revokedAt', 'revokedBy', 'revokedReason');
+    const warnings = t.logs
+      .map((l) => JSON.parse(l) as { level: number; msg: string })
+      .filter((l) => l.level === 40 && /older than its template/.test(l.msg));
+    expect(warnings).to.deep.equal([]);
+    const org = await t.world.org();
+    const minted = await t.admin.post<{ id: string; token: string }>('/admin/tokens', {
+      name: uid('old'),
+      role: 'reader',
+      orgId: org,
+    });
+    expect((await t.world.as(minted.body.token).get(`/license/${uid('none')}`)).status).to.equal(404);
+    expect((await t.admin.delete(`/admin/tokens/${minted.body.id}`)).status).to.equal(204);
+    const rec = await t.admin.get<TokenRecord>(`/admin/tokens/${minted.body.id}`);
+    expect(rec.body).to.include({ revoked: true });
+    expect(rec.body.revokedAt).to.be.a('string');
   });
 });
