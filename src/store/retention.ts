@@ -39,7 +39,7 @@ export class RolloverRetention {
     private readonly lease: LeaseStore,
     private readonly opts: RetentionOptions,
     private readonly log: Logger,
-    /** The lease's name, also the log message (`heartbeat-retention`, `audit-retention`). */
+    /** The lease's name (`heartbeat-retention`, `audit-retention`); its log lines say `heartbeat retention`, `audit retention`. */
     private readonly leaseName: string,
   ) {}
 
@@ -63,7 +63,7 @@ export class RolloverRetention {
       deleted.push(g.index);
     }
     if (rolledOver || deleted.length > 0)
-      this.log.info({ rolledOver, deleted, retentionDays: this.opts.retentionDays }, this.leaseName);
+      this.log.info({ rolledOver, deleted, retentionDays: this.opts.retentionDays }, this.leaseName.replace('-', ' '));
     return { acted: true, rolledOver, deleted };
   }
 
