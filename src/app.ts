@@ -18,6 +18,7 @@ import { requestTimeout, rateLimiter } from './http/limits.js';
 import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
 import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
+import { auditTrail } from './http/audit.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
 
 export interface AppHandle {
@@ -114,6 +115,8 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   app.use(observe(log, metrics));
   app.use(securityHeaders(`${API_PREFIX}/docs`));
   app.use(errorHandler(translateStoreError));
+  // Inside the error handler (it sees every operation's final status), outside the router (issue 16).
+  app.use(auditTrail({ routes, audit: services.audit, tokens: services.tokens, registry: metrics.registry, translate: translateStoreError }));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Routers leave unmatched requests at 404/405/501 without a body; they become section-7 errors here.
   app.use(async (ctx, next) => {

@@ -32,6 +32,8 @@ export interface Config {
   heartbeatRetentionDays: number;
   /** Bulk-action jobs (issue 16): endpoints acted on per second per instance, per batch, the job lease and the runner's poll. */
   jobs: { ratePerSecond: number; batchSize: number; leaseSeconds: number; pollMs: number };
+  /** Audit events older than this age out; 0 keeps them for ever (issue 16). */
+  auditRetentionDays: number;
   logLevel: string;
   /** PostgreSQL URL, or `pglite:<dir>` / `pglite:memory` for the embedded one; unset: `pglite:.local/pglite`. */
   databaseUrl: string | undefined;
@@ -127,6 +129,7 @@ const schema = Joi.object({
   ECS_JOB_BATCH_SIZE: Joi.number().integer().min(1).max(1000).default(100),
   ECS_JOB_LEASE_SECONDS: Joi.number().integer().min(1).max(3600).default(30),
   ECS_JOB_POLL_MS: Joi.number().integer().min(20).max(60_000).default(2000),
+  ECS_AUDIT_RETENTION_DAYS: Joi.number().integer().min(0).default(365),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATABASE_URL: Joi.string(),
   ECS_SQL_SCHEMA: Joi.string()
@@ -198,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseSeconds: v.ECS_JOB_LEASE_SECONDS as number,
       pollMs: v.ECS_JOB_POLL_MS as number,
     },
+    auditRetentionDays: v.ECS_AUDIT_RETENTION_DAYS as number,
     logLevel: v.LOG_LEVEL as string,
     databaseUrl: v.DATABASE_URL as string | undefined,
     sqlSchema: v.ECS_SQL_SCHEMA as string,

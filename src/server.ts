@@ -69,12 +69,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);
   // Background work of every instance (issue 15), once the indices exist: the change-feed
   // poller (caches keep their time limits until then) and heartbeat retention.
-  const { changeWatcher, heartbeatRetention, jobs } = handle.services;
+  const { changeWatcher, heartbeatRetention, jobs, auditRetention } = handle.services;
   void ready.then(() => {
     if (stopped) return;
     changeWatcher.start();
     heartbeatRetention.start();
     jobs.runner.start();
+    auditRetention.start();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   let headStart: NodeJS.Timeout | undefined;
@@ -112,6 +113,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       changeWatcher.stop();
       await heartbeatRetention.stop();
       await jobs.runner.stop();
+      await auditRetention.stop();
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       await new Promise<void>((resolve) => {
@@ -119,6 +121,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
         server.closeIdleConnections();
       });
       clearInterval(sweeper);
+      // Audit events handed over without waiting (refusals) reach the store before it closes.
+      await handle.services.audit.drain();
       await store.client.close();
       // The device-migration database (pool or embedded PGlite and its lock file), when it was opened.
       await handle.services.deviceMigration.close();

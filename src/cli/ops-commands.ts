@@ -283,7 +283,7 @@ async function admin(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   if (what === 'token' && verb === 'revoke') {
-    await rt.services.tokens.revoke(rest[0]);
+    await rt.services.tokens.revoke(rest[0], rt.access);
     io.out.write(`revoked token ${rest[0]}\n`);
     return EXIT.ok;
   }

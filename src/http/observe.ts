@@ -54,8 +54,17 @@ export function observe(log: Logger, metrics: Metrics): Koa.Middleware {
       const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
       metrics.requests.inc(labels);
       metrics.duration.observe(labels, seconds);
+      // The caller (issue 16): its token id and role, once authenticated (also on a 403).
+      const caller = ctx.state.principal as { tokenId?: string; role?: string } | undefined;
       (ctx.state.log as Logger).info(
-        { method: ctx.method, route: labels.route, path: ctx.path, status: ctx.status, durationMs: Math.round(seconds * 1e4) / 10 },
+        {
+          method: ctx.method,
+          route: labels.route,
+          path: ctx.path,
+          status: ctx.status,
+          durationMs: Math.round(seconds * 1e4) / 10,
+          ...(caller ? { tokenId: caller.tokenId, role: caller.role } : {}),
+        },
         'request',
       );
     }
@@ -81,7 +90,7 @@ export function securityHeaders(docsPrefix: string): Koa.Middleware {
  */
 export type ErrorTranslator = (err: unknown) => unknown;
 
-function asAppError(err: unknown, translate: ErrorTranslator): AppError | undefined {
+export function asAppError(err: unknown, translate: ErrorTranslator): AppError | undefined {
   const translated = translate(err);
   if (translated instanceof AppError) return translated;
   // koa-body / raw-body / http-errors raised while reading the body

@@ -7,11 +7,12 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import Joi from 'joi';
-import { Access, ANONYMOUS, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal, type Role } from './auth.js';
+import { ANONYMOUS, TOKEN_HEADER, type Access, type Authenticator, type OrgTree, type Principal, type Role } from './auth.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 import type { Admission, Lane } from './admission.js';
+import { accessFor } from './audit.js';
 
 export const API_PREFIX = '/endpoint-control-service/v1';
 
@@ -72,6 +73,11 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
    * the existing record when that id already exists (src/http/idempotency.ts).
    */
   idempotent?: boolean;
+  /**
+   * Audit trail (issue 16, src/http/audit.ts): calls are audited as writes; unset, exactly the
+   * `admin` lane's operations are. Set for a write outside that lane.
+   */
+  audited?: boolean;
   params?: Joi.ObjectSchema;
   query?: Joi.ObjectSchema;
   body?: Joi.Schema;
@@ -212,6 +218,8 @@ async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promis
   const required = spec.sec || deps.requireTokenEverywhere;
   if (!secret && !required) return ANONYMOUS;
   const principal = await deps.authenticator.authenticate(secret, ctx.ip);
+  // Known before the role check, so a refusal names its caller in the access log and the audit trail.
+  ctx.state.principal = principal;
   if (principal.role !== 'system' && !spec.roles.includes(principal.role as Role)) {
     throw new ForbiddenError(`role ${principal.role} may not call ${spec.operationId}`);
   }
@@ -232,14 +240,16 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const query = validatePart<unknown>(spec.query, ctx.query, 'query');
       const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
       const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
+      const access = accessFor(ctx, principal, deps.orgs);
       const run = (createdId?: string): Promise<Reply> =>
-        spec.handler({ params, query, body, access: new Access(principal, deps.orgs), log: ctx.state.log as Logger, path: ctx.path, createdId });
+        spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId });
       // The whole operation (an idempotent one's key claim and outcome too) runs inside its lane.
       const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, () =>
         key === undefined
           ? run()
           : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run),
       );
+      ctx.state.replyBody = reply.body;
       if (reply.body === undefined) {
         // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
         // Koa turns a null body into 204, so the status is set after it.

@@ -67,6 +67,10 @@ import { orgAgentConfigRoutes } from './org-agent-config/routes.js';
 import { IdempotencyKeyDocStore } from './idempotency/store.js';
 import { createJobs, type Jobs } from './jobs/index.js';
 import { jobRoutes } from './jobs/routes.js';
+import { AuditStore } from './audit/store.js';
+import { AuditService } from './audit/service.js';
+import { auditRoutes } from './audit/routes.js';
+import { RolloverRetention } from '../store/retention.js';
 
 export interface BaseDeps {
   config: Config;
@@ -100,6 +104,10 @@ export interface Services {
   heartbeatRetention: HeartbeatRetention;
   /** Bulk-action jobs (issue 16): the service, and its runner (started and stopped by the server). */
   jobs: Jobs;
+  /** The audit trail (issue 16): written by the router's audit hook, searched through its route. */
+  audit: AuditService;
+  /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
+  auditRetention: RolloverRetention;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
@@ -156,6 +164,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     loadCommandCatalogue(),
   );
   const heartbeatStore = new HeartbeatStore(store);
+  const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
@@ -163,9 +172,17 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     {
       retentionDays: config.heartbeatRetentionDays,
       intervalMs: RETENTION_INTERVAL_MS,
-      holder: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
+      holder: instanceName,
     },
     log,
+  );
+  const auditStore = new AuditStore(store);
+  const auditRetention = new RolloverRetention(
+    auditStore,
+    new LeaseStore(store),
+    { retentionDays: config.auditRetentionDays, intervalMs: RETENTION_INTERVAL_MS, holder: instanceName },
+    log,
+    'audit-retention',
   );
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
@@ -191,6 +208,8 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     changeWatcher,
     heartbeatRetention,
     jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
+    audit: new AuditService(auditStore, log),
+    auditRetention,
   };
 }
 
@@ -213,6 +232,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...reportRoutes(s.reports),
     ...orgAgentConfigRoutes(s.orgAgentConfig),
     ...jobRoutes(s.jobs.service),
+    ...auditRoutes(s.audit),
   ];
 }
 

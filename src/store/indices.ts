@@ -120,6 +120,7 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
     const mapping = await ctx.client.indices.getMapping({ index: alias });
     for (const [index, m] of Object.entries(mapping)) {
       const current = (m.mappings._meta as { version?: number } | undefined)?.version ?? 0;
+      if (current < t.version && (await addMappingInPlace(ctx, index, t, log))) continue;
       if (current < t.version) {
         log.warn(
           { index, alias, mappingVersion: current, templateVersion: t.version },
@@ -127,6 +128,22 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
         );
       }
     }
+  }
+}
+
+/**
+ * A newer template that only adds fields (issue 16: the tokens' last use and revocation) is
+ * applied to the existing index at start, so a strict mapping does not refuse the new fields
+ * until someone reindexes; a change Elasticsearch refuses in place (a field's type) stays a
+ * warning naming the reindex. False when the mapping could not be updated.
+ */
+async function addMappingInPlace(ctx: StoreContext, index: string, t: IndexTemplateFile, log: Logger): Promise<boolean> {
+  try {
+    await ctx.client.indices.putMapping({ index, ...t.template.mappings, _meta: { ...(t.template.mappings._meta ?? {}), version: t.version } });
+    log.info({ index, templateVersion: t.version }, `index ${index}: mapping updated in place to version ${t.version}`);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -107,6 +107,8 @@ describe('tenant isolation over every route (generated from the route table)', (
       'POST /network-host/discovered': { body: () => [{ orgId, ipAddress: '10.77.0.10', lastSeen: now() }] },
       'POST /report/host-info/aggregation': { body: () => ({ orgIds: [orgId], column: 'os' }), empty: () => ({ column: 'os' }) },
       'POST /config/org': { body: () => ({ orgId, fields: {} }) },
+      // B's own organization has audit events (its creation, its tokens): the criteria-free variant asks for endpoint targets, of which B has none.
+      'POST /audit/search-page': { body: () => ({ criteria: { orgId } }), empty: () => ({ criteria: { targetType: 'endpoint' } }) },
     };
   }
 

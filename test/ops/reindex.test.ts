@@ -173,14 +173,15 @@ describe('reindex with alias swap (ops)', function () {
     const alias = `${prefix}-client-versions`;
 
     before(async () => {
-      // An index created by an older release: its mapping records version 0.
+      // An index created by an older release: its mapping records version 0, and a field's type
+      // differs (a change Elasticsearch cannot make in place; added fields are applied at start).
       const app = await startTestApp({ ECS_INDEX_PREFIX: `${RUN_PREFIX}-tmp` });
       try {
         const t = loadTemplates().find((x) => x.name === 'client-versions');
         await app.server.store.client.indices.create({
           index: `${alias}-000001`,
           settings: { number_of_replicas: 0 },
-          mappings: { ...t?.template.mappings, _meta: { version: 0 } },
+          mappings: { ...t?.template.mappings, properties: { ...t?.template.mappings.properties, linux: { type: 'text' } }, _meta: { version: 0 } },
           aliases: { [alias]: { is_write_index: true } },
         });
       } finally {

@@ -25,6 +25,8 @@ function migrationRoute(svc: DeviceMigrationService, family: DeviceFamily, opera
     sec: false,
     // Without a token: a perimeter caller. With one, only `system`: the copy spans every organization.
     roles: SYSTEM_ONLY,
+    // A GET that writes (PostgreSQL rows, migration marks): audited as a write (issue 16).
+    audited: true,
     responses: { 200: { description: 'Counts of the completed run', schema: migrationCounts } },
     errors: [401, 403, 409, 500, 503],
     handler: async () => ok(await svc.migrate(family)),

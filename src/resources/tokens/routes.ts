@@ -1,8 +1,8 @@
 /** Admin operations on tokens (beyond the spec; system role only). */
 import Joi from 'joi';
 import { ROLES, SYSTEM_ONLY } from '../../http/auth.js';
-import { created, defineRoute, noContent, type RouteSpec } from '../../http/routes.js';
-import { id, isoDateOut } from '../../http/schemas.js';
+import { created, defineRoute, noContent, ok, type RouteSpec } from '../../http/routes.js';
+import { id, isoDateOut, userKey } from '../../http/schemas.js';
 import type { TokenCreate, TokenService } from './service.js';
 
 const tokenCreate = Joi.object({
@@ -27,6 +27,23 @@ const issued = Joi.object({
   createdAt: isoDateOut,
   token: Joi.string().required().description('the secret, shown once'),
 }).label('IssuedToken');
+
+/** A token record (issue 16, extension): never its secret. */
+const tokenView = Joi.object({
+  id: Joi.string().required(),
+  name: Joi.string().required(),
+  orgId: Joi.string(),
+  role: Joi.string().valid(...ROLES),
+  endpointId: Joi.string(),
+  expiresAt: isoDateOut,
+  revoked: Joi.boolean().required(),
+  createdAt: isoDateOut,
+  createdBy: userKey,
+  lastUsedAt: isoDateOut.description('last use, coarse: written at most once a minute per token and instance'),
+  revokedAt: isoDateOut,
+  revokedBy: userKey,
+  revokedReason: Joi.string(),
+}).label('Token');
 
 export function tokenRoutes(tokens: TokenService): RouteSpec[] {
   return [
@@ -58,10 +75,25 @@ export function tokenRoutes(tokens: TokenService): RouteSpec[] {
       params: Joi.object({ id: id.required() }),
       responses: { 204: { description: 'Revoked' } },
       errors: [400, 401, 403, 404],
-      handler: async ({ params }) => {
-        await tokens.revoke(params.id);
+      handler: async ({ params, access }) => {
+        await tokens.revoke(params.id, access);
         return noContent();
       },
+    }),
+    defineRoute<{ id: string }>({
+      operationId: 'getToken',
+      method: 'GET',
+      path: '/admin/tokens/{id}',
+      summary: 'A token record (never its secret): its last use and, once revoked, who revoked it and when',
+      tag: 'admin',
+      lane: 'interactive',
+      sec: true,
+      roles: SYSTEM_ONLY,
+      extension: true,
+      params: Joi.object({ id: id.required() }),
+      responses: { 200: { description: 'OK', schema: tokenView } },
+      errors: [400, 401, 403, 404],
+      handler: async ({ params }) => ok(await tokens.get(params.id)),
     }),
   ];
 }

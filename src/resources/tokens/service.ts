@@ -4,7 +4,14 @@ import { hashToken, newTokenSecret, type Access, type Authenticator, type Role }
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
-import type { TokenStore } from './store.js';
+import type { TokenDoc, TokenStore } from './store.js';
+
+/** A token as the API shows it (extension, issue 16): never its secret or hash. */
+export type TokenView = TokenDoc;
+
+/** At most one last-use write per token and instance in this time. */
+export const LAST_USE_INTERVAL_MS = 60_000;
+const MAX_LAST_USE_ENTRIES = 20_000;
 
 export interface TokenCreate {
   name: string;
@@ -27,6 +34,9 @@ export interface IssuedToken {
 }
 
 export class TokenService {
+  /** When this instance last wrote each token's last use. */
+  private readonly lastUseWritten = new Map<string, number>();
+
   constructor(
     private readonly store: TokenStore,
     private readonly orgs: OrganizationService,
@@ -58,19 +68,47 @@ export class TokenService {
     return { ...shown, token: secret };
   }
 
+  /** GET /admin/tokens/{id} (extension): the token record with its last use and revocation. */
+  async get(tokenId: string): Promise<TokenView> {
+    const doc = await this.store.findById(tokenId);
+    if (!doc) throw new NotFoundError(`token ${tokenId} not found`);
+    return doc;
+  }
+
+  /**
+   * Notes a use of a token: writes `lastUsedAt` at most once per LAST_USE_INTERVAL_MS per token
+   * and instance, in the background (never awaited by the request). True when a write was
+   * started. Bootstrap tokens (no record) are not recorded.
+   */
+  recordUse(tokenId: string, now = Date.now()): boolean {
+    if (tokenId.startsWith('env:')) return false;
+    const last = this.lastUseWritten.get(tokenId);
+    if (last !== undefined && now - last < LAST_USE_INTERVAL_MS) return false;
+    if (this.lastUseWritten.size >= MAX_LAST_USE_ENTRIES) this.lastUseWritten.clear();
+    this.lastUseWritten.set(tokenId, now);
+    // A failed write is forgotten, so the next use tries again.
+    void this.store.recordUse(tokenId, new Date(now).toISOString()).catch(() => this.lastUseWritten.delete(tokenId));
+    return true;
+  }
+
   /**
    * Revokes a token: refused here at once, by the other instances once they see the change
    * feed move. A failed bump answers 503; the revocation is idempotent, so a retry bumps again.
+   * The token keeps who revoked it and when (the first revocation's).
    */
-  async revoke(tokenId: string): Promise<void> {
-    if (!(await this.store.revoke(tokenId))) throw new NotFoundError(`token ${tokenId} not found`);
+  async revoke(tokenId: string, access?: Access): Promise<void> {
+    const how = { revokedAt: new Date().toISOString(), ...(access ? { revokedBy: access.userKey } : {}) };
+    if (!(await this.store.revoke(tokenId, how))) throw new NotFoundError(`token ${tokenId} not found`);
     this.authenticator.forget(tokenId);
     await this.feed.bump('tokens', [tokenId]);
   }
 
   /** Revokes the agent tokens of a deleted endpoint. */
   async revokeForEndpoint(endpointId: string): Promise<void> {
-    const ids = await this.store.revokeForEndpoint(endpointId);
+    const ids = await this.store.revokeForEndpoint(endpointId, {
+      revokedAt: new Date().toISOString(),
+      revokedReason: `endpoint ${endpointId} deleted`,
+    });
     if (ids.length === 0) return;
     this.authenticator.forget(...ids);
     await this.feed.bump('tokens', ids);

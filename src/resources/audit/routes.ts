@@ -1,0 +1,70 @@
+/** The audit trail's one operation (issue 16, extension): a page search. Events are never updated or deleted through the API. */
+import Joi from 'joi';
+import { WRITERS } from '../../http/auth.js';
+import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { pageSchema, pagedCriteriaSchema, type PageRequest } from '../../http/paging.js';
+import { id, isoDateOut, orgId } from '../../http/schemas.js';
+import { AUDIT_SORT_FIELDS, type AuditService } from './service.js';
+import { AUDIT_KINDS, type AuditSearchCriteria } from './model.js';
+
+const instant = Joi.date()
+  .iso()
+  .min('1970-01-01T00:00:00.000Z')
+  .max('9999-12-31T23:59:59.999Z')
+  .custom((v: Date) => v.toISOString());
+
+const criteria = Joi.object<AuditSearchCriteria>({
+  from: instant.description('events at or after this time'),
+  to: instant.description('events before this time'),
+  actorTokenId: id.description("the calling token's id"),
+  operation: id.description('the operation id of the route called'),
+  targetType: id.description('the kind of record named: endpoint, utm-endpoint, license, token, org, ...'),
+  targetId: id,
+  orgId: orgId.description("organization of the target (within the caller's subtree)"),
+  includeChildren: Joi.boolean().default(false).description('with orgId: its whole subtree'),
+  kind: Joi.string().valid(...AUDIT_KINDS),
+  status: Joi.number().integer().min(100).max(599).description('the HTTP status answered'),
+  requestId: Joi.string().max(128),
+}).label('AuditSearchCriteria');
+
+const auditEvent = Joi.object({
+  id: Joi.string().required(),
+  timestamp: isoDateOut.required(),
+  kind: Joi.string()
+    .valid(...AUDIT_KINDS)
+    .required(),
+  requestId: Joi.string().required(),
+  operation: Joi.string().required(),
+  method: Joi.string().required(),
+  path: Joi.string().required(),
+  status: Joi.number().integer().required(),
+  actor: Joi.object({ tokenId: Joi.string(), name: Joi.string(), role: Joi.string(), orgId: Joi.string() })
+    .required()
+    .label('AuditActor'),
+  target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),
+}).label('AuditEvent');
+
+export function auditRoutes(svc: AuditService): RouteSpec[] {
+  return [
+    defineRoute<
+      Record<string, never>,
+      Record<string, never>,
+      { criteria: AuditSearchCriteria; pageRequest: PageRequest }
+    >({
+      operationId: 'searchAuditEvents',
+      method: 'POST',
+      path: '/audit/search-page',
+      summary:
+        "Audit events (writes made with a token, 401/403 refusals) matching every given criteria field, paged (default: newest first); an admin sees the events whose target is in its organization's subtree",
+      tag: 'audit',
+      lane: 'interactive',
+      sec: true,
+      roles: WRITERS,
+      extension: true,
+      body: pagedCriteriaSchema(criteria, Object.keys(AUDIT_SORT_FIELDS), 'PagedAuditSearchCriteria').required(),
+      responses: { 200: { description: 'OK', schema: pageSchema(auditEvent, 'PageAuditEvent') } },
+      errors: [400, 401, 403, 500],
+      handler: async ({ body, access }) => ok(await svc.search(body.criteria, body.pageRequest, access)),
+    }),
+  ];
+}

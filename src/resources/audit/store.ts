@@ -1,0 +1,77 @@
+/**
+ * The audit index: append-only events behind a rollover alias (aged out like network
+ * heartbeats). Appends are group-committed: the events of concurrent requests travel in one
+ * bulk request (src/store/batcher.ts), each caller settling with its own item's outcome. Every
+ * event has its own id and is written create-only, so re-sending an event is harmless (an
+ * "already exists" answer is its acknowledgement). The only code that touches the index.
+ */
+import { DocStore, type Query, type SearchResult } from '../../store/doc-store.js';
+import type { StoreContext } from '../../store/client.js';
+import { storeCall } from '../../store/errors.js';
+import { itemError } from '../../store/item-errors.js';
+import { Batcher, type ItemOutcome } from '../../store/batcher.js';
+import { RolloverAlias, type Generation, type GenerationalIndex } from '../../store/generations.js';
+import type { PageQuery } from '../../http/paging.js';
+import type { AuditEvent } from './model.js';
+
+/** Most events in one bulk request, and most bulk requests out at once. */
+const MAX_BATCH = 500;
+const MAX_IN_FLIGHT = 4;
+
+export class AuditStore implements GenerationalIndex {
+  private readonly docs: DocStore<AuditEvent>;
+  private readonly generationsOf: RolloverAlias;
+  private readonly batcher: Batcher<AuditEvent, void>;
+
+  constructor(private readonly ctx: StoreContext) {
+    this.docs = new DocStore<AuditEvent>(ctx, 'audit', 'audit event');
+    this.generationsOf = new RolloverAlias(ctx, 'audit', 'timestamp');
+    this.batcher = new Batcher((events) => this.send(events), { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
+  }
+
+  /**
+   * Appends one event; resolves once Elasticsearch acknowledged the bulk request carrying it
+   * (durable in the translog), without waiting for a refresh: nobody reads an event back in the
+   * request that wrote it.
+   */
+  append(event: AuditEvent): Promise<void> {
+    return this.batcher.submit(event);
+  }
+
+  /** Events waiting for a bulk slot. */
+  get waiting(): number {
+    return this.batcher.waiting;
+  }
+
+  private async send(events: AuditEvent[]): Promise<ItemOutcome<void>[]> {
+    const res = await storeCall(() =>
+      this.ctx.client.bulk({
+        index: this.docs.index,
+        require_alias: true,
+        operations: events.flatMap((e) => [{ create: { _id: e.id } }, e]),
+      }),
+    );
+    return res.items.map((item) => {
+      const r = item.create;
+      // 409: the event is there already (a re-sent event whose first send was acknowledged late).
+      if (!r || (r.status >= 200 && r.status < 300) || r.status === 409) return { ok: true, value: undefined };
+      return { ok: false, error: itemError(r.status, r.error) };
+    });
+  }
+
+  search(query: Query, page: PageQuery): Promise<SearchResult<AuditEvent>> {
+    return this.docs.search({ query, ...page });
+  }
+
+  rollover(conditions?: { maxAge: string; maxPrimaryShardSize: string }): Promise<boolean> {
+    return this.generationsOf.rollover(conditions);
+  }
+
+  generations(): Promise<Generation[]> {
+    return this.generationsOf.generations();
+  }
+
+  deleteGeneration(index: string): Promise<void> {
+    return this.generationsOf.deleteGeneration(index);
+  }
+}
