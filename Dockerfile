@@ -11,6 +11,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts ./scripts
 RUN npm run build
 
 # Runtime: production dependencies, dist/ and the files the service reads at start-up.

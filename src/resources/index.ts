@@ -17,6 +17,7 @@ import type { RouteSpec } from '../http/routes.js';
 import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
 import { organizationRoutes } from './organizations/routes.js';
+import { organizationTreeRoutes } from './organizations/tree-routes.js';
 import { TokenStore } from './tokens/store.js';
 import { TokenService } from './tokens/service.js';
 import { tokenRoutes } from './tokens/routes.js';
@@ -195,6 +196,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...deviceMigrationRoutes(s.deviceMigration),
     ...clientVersionRoutes(s.clientVersions),
     ...organizationRoutes(s.orgs),
+    ...organizationTreeRoutes(s.orgs),
     ...tokenRoutes(s.tokens),
     ...moduleRoutes(s.modules),
     ...bundleRoutes(s.bundles),
