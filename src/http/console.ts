@@ -61,3 +61,13 @@ export function consoleAssets(dir = CONSOLE_DIR): Koa.Middleware {
     ctx.body = fs.createReadStream(file);
   };
 }
+
+/** What `npm start` prints: the console's address and how to get a token to sign in with. */
+export function consoleBanner(port: number): string {
+  return [
+    `console: http://localhost:${port}${CONSOLE_PATH}`,
+    '  sign in with an admin or reader token of your organization; to mint one (README, "The first token"):',
+    `  curl -X POST localhost:${port}/endpoint-control-service/v1/admin/tokens -H "x-auth-token: $ECS_ADMIN_TOKEN" \\`,
+    `    -H 'content-type: application/json' -d '{"name":"soc-analyst","orgId":"<your org>","role":"admin"}'`,
+  ].join('\n');
+}

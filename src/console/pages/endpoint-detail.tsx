@@ -42,7 +42,8 @@ function ModulesPanel(props: { endpointId: string; orgId: string; canWrite: bool
   const [modules, setModules] = useState<EnabledModules | undefined | null>(null);
   const [error, setError] = useState<string | undefined>();
   const [notice, setNotice] = useState<string | undefined>();
-  const load = () => getEndpointModules(props.endpointId).then(setModules, (e: unknown) => setError(describeError(e)));
+  const [stale, setStale] = useState(false);
+  const load = () => getEndpointModules(props.endpointId).then((m) => (setModules(m), setStale(false), setError(undefined)), (e: unknown) => setError(describeError(e)));
   useEffect(() => void load(), [props.endpointId]);
   const change = async (m: ModuleName, state: ModuleState) => {
     setError(undefined);
@@ -51,6 +52,7 @@ function ModulesPanel(props: { endpointId: string; orgId: string; canWrite: bool
       setModules(await setEndpointModule(props.endpointId, props.orgId, modules ?? undefined, m, state));
       setNotice(`${m} is now ${state}.`);
     } catch (e) {
+      setStale(isStale(e));
       setError(isStale(e) ? 'Someone changed these modules since you loaded them (409): reload to see their state, then try again.' : describeError(e));
     }
   };
@@ -58,6 +60,11 @@ function ModulesPanel(props: { endpointId: string; orgId: string; canWrite: bool
   return (
     <Panel id="modules" title="Enabled modules">
       <Message kind="error" text={error} testId="modules-error" />
+      {stale && (
+        <button type="button" id="modules-reload" onClick={() => void load()}>
+          Reload modules
+        </button>
+      )}
       <Message kind="notice" text={notice} />
       {modules === null ? (
         <p class="loading">Loading…</p>
