@@ -222,6 +222,7 @@ describe('operator console in Chromium (issue 13)', function () {
     await signIn('not-a-real-token');
     const msg = await page.waitForSelector('[data-testid="sign-in-error"]');
     expect(await msg.textContent()).to.match(/401/);
+    await shot('sign-in-refused');
     expect(await page.evaluate(() => sessionStorage.length)).to.equal(0);
     await signIn(fleet.rootToken);
     await page.waitForSelector('#scope-org');
@@ -378,6 +379,7 @@ describe('operator console in Chromium (issue 13)', function () {
     await page.click('#licenses button:has-text("Deactivate")');
     const msg = await page.waitForSelector('[data-testid="license-error"]');
     expect(await msg.textContent()).to.match(/^Refused \(409\)/);
+    await (await page.$('#licenses'))?.screenshot({ path: path.join(SHOTS, 'license-refusal.png') });
     await page.click('#licenses button:has-text("Activate")');
     await page.waitForSelector(`[data-license="${fleet.createdLicense}"][data-license-state="ACTIVATED"]`);
   });
