@@ -26,6 +26,7 @@ import { OrgConfigStore } from './org-configs/store.js';
 import { ClientVersionService, loadLatestReleases, parseConfiguredDefaults } from './client-versions/service.js';
 import { clientVersionRoutes } from './client-versions/routes.js';
 import { EndpointStore } from './endpoints/store.js';
+import { ConnectionStatusAggregation, connectionStatusRoutes } from './endpoints/status-aggregation.js';
 import { EndpointService } from './endpoints/service.js';
 import { DeviceMigrationService } from '../migration/device-migration.js';
 import { deviceMigrationRoutes } from './device-migration/routes.js';
@@ -79,6 +80,7 @@ export interface Services {
   tokens: TokenService;
   clientVersions: ClientVersionService;
   endpoints: EndpointService;
+  endpointStatuses: ConnectionStatusAggregation;
   deviceMigration: DeviceMigrationService;
   modules: ModuleService;
   bundles: BundleService;
@@ -172,6 +174,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     tokens,
     clientVersions,
     endpoints,
+    endpointStatuses: new ConnectionStatusAggregation(endpoints.store),
     deviceMigration,
     modules,
     bundles,
@@ -193,6 +196,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
 export function allRoutes(s: Services): RouteSpec[] {
   return [
     ...endpointFamilyRoutes(s.endpoints),
+    ...connectionStatusRoutes(s.endpointStatuses),
     ...deviceMigrationRoutes(s.deviceMigration),
     ...clientVersionRoutes(s.clientVersions),
     ...organizationRoutes(s.orgs),

@@ -118,6 +118,15 @@ async function apiFigures(api: Api, orgId: string, coversAll: boolean): Promise<
   };
   const scoped = { orgId, includeChildren: true };
   const single = coversAll ? {} : { orgId };
+  const statuses = await api.get<{ family: string; connectionStatus: string; count: number }[]>(
+    `/endpoint/connection-status/aggregation?orgId=${orgId}&includeChildren=true`,
+  );
+  expect(statuses.status, statuses.text).to.equal(200);
+  // The extension agrees with the spec's own UTM count for every status.
+  for (const s of STATUSES) {
+    const utm = statuses.body.find((b) => b.family === 'utm' && b.connectionStatus === s)?.count ?? 0;
+    expect(await count('/utm-endpoint/count', { ...scoped, connectionStatuses: [s] }), s).to.equal(utm);
+  }
   const os = await api.post<Bucket[]>('/report/host-info/aggregation', { column: 'os', orgIds: coversAll ? [] : [orgId] });
   const models = await api.post<Bucket[]>('/utm-endpoint/model/aggregation', scoped);
   const usage = await api.get('/lte-endpoint/data-usage-sum');
@@ -131,7 +140,7 @@ async function apiFigures(api: Api, orgId: string, coversAll: boolean): Promise<
       { key: 'UTM', count: await total('/utm-endpoint/searchPage', { criteria: scoped, pageRequest: one }) },
       { key: 'LTE (VC_LTE)', count: await total('/lte-endpoint/search', { criteria: scoped, pageRequest: one }) },
     ],
-    'utm-by-status': await Promise.all(STATUSES.map(async (s) => ({ key: s, count: await count('/utm-endpoint/count', { ...scoped, connectionStatuses: [s] }) }))),
+    'endpoints-by-status': statuses.body.map((b) => ({ key: `${b.family} ${b.connectionStatus}`, count: b.count })),
     'agents-by-os': os.body,
     'utm-by-model': models.body,
     'lte-data-usage': [{ key: 'dataUsage', count: Number(usage.text) }],
@@ -254,7 +263,8 @@ describe('operator console in Chromium (issue 13)', function () {
       expect(sortBuckets(await chartFigures(page, chart)), chart).to.deep.equal(sortBuckets(buckets));
     }
     // Independently of the mapping: the seeded fleet.
-    expect(expected['utm-by-status'].find((b) => b.key === 'CONNECTED')?.count).to.equal(8);
+    expect(expected['endpoints-by-status'].find((b) => b.key === 'utm CONNECTED')?.count).to.equal(8);
+    expect(expected['endpoints-by-status'].find((b) => b.key === 'agent NEVER')?.count).to.equal(fleet.agentsInRoot + 12);
     expect(expected['endpoints-by-type'][0].count).to.equal(fleet.agentsInRoot + 12);
     expect(expected['top-software'][0]).to.deep.equal({ key: 'Firefox 120.0', count: 10 });
     await shot('overview');

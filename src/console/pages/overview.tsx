@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { BarChart, type Bucket } from '../components/bar-chart';
 import { Message } from '../components/message';
 import { describeError } from '../services/client';
-import { CONNECTION_STATUSES, countUtm, lteDataUsageSum, searchAgents, searchLte, searchUtm, utmModels } from '../services/endpoints';
+import { lteDataUsageSum, searchAgents, searchLte, searchUtm, statusesByFamily, utmModels } from '../services/endpoints';
 import { countLicenses, LICENSE_STATES } from '../services/licenses';
 import { agentsByOs } from '../services/reports';
 import { narrowedToOneOrg, type Scope } from '../services/scope';
@@ -15,7 +15,7 @@ import { itemsOf, totalOf } from '../services/types';
 
 interface Figures {
   byType: Bucket[];
-  utmByStatus: Bucket[];
+  byTypeAndStatus: Bucket[];
   agentsByOs: Bucket[];
   utmByModel: Bucket[];
   lteUsage: Bucket[];
@@ -25,11 +25,11 @@ interface Figures {
 
 async function loadFigures(scope: Scope): Promise<Figures> {
   const one = { page: 0, size: 1 };
-  const [agents, utm, lte, utmStatus, os, models, usage, licenses, software] = await Promise.all([
+  const [agents, utm, lte, statuses, os, models, usage, licenses, software] = await Promise.all([
     searchAgents(scope, { showInactive: true }, one),
     searchUtm(scope, [], one),
     searchLte(scope, one),
-    Promise.all(CONNECTION_STATUSES.map(async (s) => ({ key: s, count: await countUtm(scope, s) }))),
+    statusesByFamily(scope),
     agentsByOs(scope),
     utmModels(scope),
     lteDataUsageSum(),
@@ -42,7 +42,7 @@ async function loadFigures(scope: Scope): Promise<Figures> {
       { key: 'UTM', count: totalOf(utm) },
       { key: 'LTE (VC_LTE)', count: totalOf(lte) },
     ],
-    utmByStatus: utmStatus,
+    byTypeAndStatus: statuses.map((b) => ({ key: `${b.family} ${b.connectionStatus}`, count: b.count })),
     agentsByOs: os.map((b) => ({ key: b.key, count: b.count })),
     utmByModel: models.map((b) => ({ key: b.key, count: b.count })),
     lteUsage: [{ key: 'dataUsage', count: usage }],
@@ -89,7 +89,7 @@ export function OverviewPage(props: { scope: Scope }) {
       {renderMs !== undefined && <p class="note">Loaded in {renderMs} ms.</p>}
       <div class="charts">
         <BarChart id="endpoints-by-type" title="Endpoints by type" buckets={figures?.byType} note={narrowed ? 'Agents: the selected organization only (agent search takes one organization).' : undefined} />
-        <BarChart id="utm-by-status" title="UTM endpoints by connection status" buckets={figures?.utmByStatus} />
+        <BarChart id="endpoints-by-status" title="Endpoints by type and connection status" buckets={figures?.byTypeAndStatus} />
         <BarChart id="agents-by-os" title="Agents by OS" buckets={figures?.agentsByOs} />
         <BarChart id="utm-by-model" title="UTM endpoints by model" buckets={figures?.utmByModel} />
         <BarChart id="lte-data-usage" title="LTE data usage" unit="Bytes" buckets={figures?.lteUsage} note="Over every LTE endpoint your token sees (the API sums the whole subtree)." />

@@ -95,3 +95,12 @@ export async function lteDataUsageSum(): Promise<number> {
 export function getEndpoint(id: string): Promise<AnyEndpoint> {
   return unwrap(client.GET(`${API}/endpoint/{id}`, { params: { path: { id } } }));
 }
+
+export type StatusBucket = Ok<'aggregateEndpointConnectionStatuses'>[number];
+
+/** Endpoints of the scope by family and connection status (GET /endpoint/connection-status/aggregation, extension). */
+export function statusesByFamily(scope: Scope): Promise<StatusBucket[]> {
+  return unwrap(
+    client.GET(`${API}/endpoint/connection-status/aggregation`, { params: { query: { orgId: scope.orgId, includeChildren: scope.includeChildren } } }),
+  );
+}
