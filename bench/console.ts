@@ -311,17 +311,14 @@ export function consoleTable(r: ConsoleResult): string {
   ].join('\n');
 }
 
+/** Issue 13 asks for the time measured in the browser: the `overview-drawn` mark; the driver's clock is shown beside it. */
 export function consoleTargets(r: ConsoleResult): TargetResult[] {
-  return [
-    {
-      target: 'console overview drawn ≤ 1 s after navigation, cold (p95)',
-      measured: `${r.overviewCold.wallMs.p95.toFixed(0)} ms`,
-      met: r.overviewCold.wallMs.p95 <= 1000 && r.pageErrors.length === 0,
-    },
-    {
-      target: 'console overview drawn ≤ 1 s after navigation, warm (p95)',
-      measured: `${r.overviewWarm.wallMs.p95.toFixed(0)} ms`,
-      met: r.overviewWarm.wallMs.p95 <= 1000 && r.pageErrors.length === 0,
-    },
-  ];
+  return (['cold', 'warm'] as const).map((k) => {
+    const o = k === 'cold' ? r.overviewCold : r.overviewWarm;
+    return {
+      target: `console overview drawn ≤ 1 s after navigation in the browser, ${k} (p95)`,
+      measured: `${o.drawnMs.p95.toFixed(0)} ms (driver's clock ${o.wallMs.p95.toFixed(0)} ms)${r.pageErrors.length ? `; page errors: ${r.pageErrors.join('; ')}` : ''}`,
+      met: o.drawnMs.p95 >= 0 && o.drawnMs.p95 <= 1000 && r.pageErrors.length === 0,
+    };
+  });
 }
