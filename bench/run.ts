@@ -37,6 +37,7 @@ import { overloadBench, overloadTable, type OverloadResult } from './overload.js
 import { createBench, createTable, createTargets, type CreateResult } from './create.js';
 import { overviewBench, overviewTable, overviewTargets, type OverviewResult } from './overview.js';
 import { jobsBench, jobsTable, type JobsResult } from './jobs.js';
+import { consoleBench, consoleTable, consoleTargets, type ConsoleResult } from './console.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -53,6 +54,7 @@ const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
 const wantOverview = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'overview'.startsWith(o)));
+const wantConsole = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'console'.startsWith(o)));
 const CONNECTIONS = 64;
 const ROUND_S = quick ? 5 : 10;
 const WARMUP_S = quick ? 2 : 3;
@@ -201,6 +203,7 @@ async function main(): Promise<void> {
   let create: CreateResult | undefined;
   let overview: OverviewResult | undefined;
   let jobs: JobsResult | undefined;
+  let consoleResult: ConsoleResult | { error: string } | undefined;
   if (wantScenarios || wantOverload || wantJobs) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
@@ -350,6 +353,14 @@ async function main(): Promise<void> {
       await settle(client, PREFIX);
       overview = await overviewBench({ serviceUrl: svc.url, adminToken: ADMIN, root, viewers: 8, roundS: ROUND_S, warmupS: WARMUP_S, log });
     }
+    if (wantConsole) {
+      await settle(client, PREFIX);
+      // The operator console in Chromium (issue 13); a missing browser is reported, not fatal.
+      consoleResult = await consoleBench({ serviceUrl: svc.url, adminToken: ADMIN, root, loads: 10, log }).catch((e: unknown) => {
+        log(`console: not measured: ${String(e)}`);
+        return { error: String(e) };
+      });
+    }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
     // Last: the job writes a module record for every agent (issue 16).
@@ -374,7 +385,7 @@ async function main(): Promise<void> {
   await client.close();
   await stopNode?.();
 
-  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : []), ...(overview ? overviewTargets(overview) : [])];
+  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : []), ...(overview ? overviewTargets(overview) : []), ...(consoleResult && !('error' in consoleResult) ? consoleTargets(consoleResult) : [])];
   const out = {
     date: new Date().toISOString(),
     quick,
@@ -393,6 +404,7 @@ async function main(): Promise<void> {
     results,
     create,
     overview,
+    console: consoleResult,
     migration,
     overload,
     jobs,
@@ -401,7 +413,7 @@ async function main(): Promise<void> {
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${targetsTable(targets)}\n`);
+  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${targetsTable(targets)}\n`);
   if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
   if (jobs) console.log(`Bulk actions as jobs (issue 16):\n\n${jobsTable(jobs)}\n`);
   console.log(

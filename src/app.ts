@@ -19,6 +19,7 @@ import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
 import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
 import { auditTrail } from './http/audit.js';
+import { consoleAssets } from './http/console.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
 
 export interface AppHandle {
@@ -128,6 +129,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     }
     if (ctx.status === 404) throw new NotFoundError(`no operation at ${ctx.method} ${ctx.path}`);
   });
+  app.use(consoleAssets());
   app.use(ops.routes());
   app.use(ops.allowedMethods());
   // Until the indices are set up every operation answers 503: a write before then would land nowhere.

@@ -6,6 +6,7 @@ import { assertStartableConfig } from './start-checks.js';
 import type { LocalNode } from './dev/local-elasticsearch.js';
 import { boundHeapGrowth } from './runtime.js';
 import { StoreAccessError } from './store/client.js';
+import { consoleBanner } from './http/console.js';
 
 boundHeapGrowth();
 
@@ -38,6 +39,7 @@ try {
     esUrl = node.url;
   }
   server = await startServer({ config, log, elasticsearchUrl: esUrl });
+  process.stdout.write(`${consoleBanner(server.port)}\n`);
 } catch (err) {
   await fail(err);
   throw err;

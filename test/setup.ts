@@ -10,7 +10,7 @@ import { stopTestElasticsearch, testElasticsearch } from './helpers/elasticsearc
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context): Promise<void> {
     const files = (this.test?.parent?.suites ?? []).map((s) => s.file ?? '');
-    if (!files.some((f) => /test[\\/](api|ops)[\\/]/.test(f))) return;
+    if (!files.some((f) => /test[\\/](api|ops|console)[\\/]/.test(f))) return;
     this.timeout(300_000);
     await testElasticsearch();
   },

@@ -17,6 +17,7 @@ import type { RouteSpec } from '../http/routes.js';
 import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
 import { organizationRoutes } from './organizations/routes.js';
+import { organizationTreeRoutes } from './organizations/tree-routes.js';
 import { TokenStore } from './tokens/store.js';
 import { TokenService } from './tokens/service.js';
 import { tokenRoutes } from './tokens/routes.js';
@@ -25,6 +26,7 @@ import { OrgConfigStore } from './org-configs/store.js';
 import { ClientVersionService, loadLatestReleases, parseConfiguredDefaults } from './client-versions/service.js';
 import { clientVersionRoutes } from './client-versions/routes.js';
 import { EndpointStore } from './endpoints/store.js';
+import { ConnectionStatusAggregation, connectionStatusRoutes } from './endpoints/status-aggregation.js';
 import { EndpointService } from './endpoints/service.js';
 import { DeviceMigrationService } from '../migration/device-migration.js';
 import { deviceMigrationRoutes } from './device-migration/routes.js';
@@ -84,6 +86,7 @@ export interface Services {
   tokens: TokenService;
   clientVersions: ClientVersionService;
   endpoints: EndpointService;
+  endpointStatuses: ConnectionStatusAggregation;
   deviceMigration: DeviceMigrationService;
   modules: ModuleService;
   bundles: BundleService;
@@ -192,6 +195,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     tokens,
     clientVersions,
     endpoints,
+    endpointStatuses: new ConnectionStatusAggregation(endpoints.store),
     deviceMigration,
     modules,
     bundles,
@@ -216,9 +220,11 @@ export function createServices({ config, store, log }: BaseDeps): Services {
 export function allRoutes(s: Services): RouteSpec[] {
   return [
     ...endpointFamilyRoutes(s.endpoints),
+    ...connectionStatusRoutes(s.endpointStatuses),
     ...deviceMigrationRoutes(s.deviceMigration),
     ...clientVersionRoutes(s.clientVersions),
     ...organizationRoutes(s.orgs),
+    ...organizationTreeRoutes(s.orgs),
     ...tokenRoutes(s.tokens),
     ...moduleRoutes(s.modules),
     ...bundleRoutes(s.bundles),

@@ -203,6 +203,12 @@ export class OrganizationService implements OrgTree {
     return toOrganization(doc);
   }
 
+  /** The organizations the caller sees (its subtree; every one for a system token), at most `limit`. */
+  async visibleTree(access: Access, limit: number): Promise<{ organizations: Organization[]; truncated: boolean }> {
+    const docs = await this.store.list(await access.visibleOrgs(), limit + 1);
+    return { organizations: docs.slice(0, limit).map(toOrganization), truncated: docs.length > limit };
+  }
+
   async get(id: string, access: Access): Promise<Organization> {
     const doc = await this.store.get(id);
     if (!doc) throw new NotFoundError(`organization ${id} not found`);

@@ -55,6 +55,12 @@ export class OrganizationStore {
     return doc;
   }
 
+  /** Organizations by id (every one when `ids` is undefined), at most `limit`. */
+  async list(ids: string[] | undefined, limit: number): Promise<OrganizationDoc[]> {
+    const query = ids ? { ids: { values: ids } } : { match_all: {} };
+    return (await this.docs.all(query, { limit })).map((h) => h.doc);
+  }
+
   /** Every organization's id and parent, streamed (for the in-memory tree). */
   async allLinks(): Promise<{ id: string; parentId?: string }[]> {
     const out: { id: string; parentId?: string }[] = [];

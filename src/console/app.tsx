@@ -1,0 +1,135 @@
+/** The console's shell: sign-in, the scope picker, navigation and hash routes to the pages. */
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { OrgPicker, treeOrder } from './components/org-picker';
+import { Message } from './components/message';
+import { describeError, onUnauthorized } from './services/client';
+import { getOrganizationTree, type OrganizationNode } from './services/organizations';
+import type { Scope } from './services/scope';
+import { clearToken, getToken, setToken } from './services/session';
+import { EndpointDetailPage } from './pages/endpoint-detail';
+import { EndpointsPage, type Family } from './pages/endpoints';
+import { OrganizationPage } from './pages/organization';
+import { OverviewPage } from './pages/overview';
+import { SignInPage } from './pages/sign-in';
+import { SoftwarePage } from './pages/software';
+
+type Route = { page: 'overview' } | { page: 'endpoints'; family: Family } | { page: 'endpoint'; id: string } | { page: 'software' } | { page: 'organization' };
+
+function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/');
+  if (parts[0] === 'endpoints') return { page: 'endpoints', family: parts[1] === 'utm' || parts[1] === 'lte' ? parts[1] : 'agents' };
+  if (parts[0] === 'endpoint' && parts[1]) return { page: 'endpoint', id: decodeURIComponent(parts[1]) };
+  if (parts[0] === 'software') return { page: 'software' };
+  if (parts[0] === 'organization') return { page: 'organization' };
+  return { page: 'overview' };
+}
+
+function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = () => {
+      setRoute(parseRoute(location.hash));
+      // Move focus to the new view's heading so keyboard and screen-reader users land on it.
+      requestAnimationFrame(() => document.querySelector<HTMLElement>('main h2')?.focus());
+    };
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(() => getToken() !== undefined);
+  const [signInError, setSignInError] = useState<string | undefined>();
+  const [orgs, setOrgs] = useState<OrganizationNode[] | undefined>();
+  const [treeError, setTreeError] = useState<string | undefined>();
+  const [orgId, setOrgId] = useState<string | undefined>();
+  const [includeChildren, setIncludeChildren] = useState(true);
+  const route = useRoute();
+
+  const signOut = (message?: string) => {
+    clearToken();
+    setSignedIn(false);
+    setOrgs(undefined);
+    setOrgId(undefined);
+    setSignInError(message);
+  };
+
+  useEffect(() => onUnauthorized((e) => signOut(describeError(e))), []);
+
+  useEffect(() => {
+    if (!signedIn) return;
+    setTreeError(undefined);
+    getOrganizationTree().then(
+      (t) => {
+        setOrgs(t.organizations);
+        const first = treeOrder(t.organizations)[0];
+        setOrgId((cur) => cur ?? first?.org.id);
+      },
+      (e: unknown) => setTreeError(describeError(e)),
+    );
+  }, [signedIn]);
+
+  const entries = useMemo(() => treeOrder(orgs ?? []), [orgs]);
+  const scope: Scope | undefined = useMemo(() => {
+    if (!orgId || !orgs) return undefined;
+    const at = entries.findIndex((e) => e.org.id === orgId);
+    const subtree: string[] = [];
+    if (at >= 0) {
+      subtree.push(orgId);
+      for (let i = at + 1; i < entries.length && entries[i].depth > entries[at].depth; i++) subtree.push(entries[i].org.id);
+    }
+    const roots = entries.filter((e) => e.depth === 0);
+    return { orgId, includeChildren, subtree, coversAll: includeChildren && roots.length === 1 && roots[0].org.id === orgId };
+  }, [orgId, includeChildren, entries]);
+
+  if (!signedIn) {
+    return (
+      <SignInPage
+        error={signInError}
+        onSignIn={(token) => {
+          setToken(token);
+          setSignInError(undefined);
+          setSignedIn(true);
+        }}
+      />
+    );
+  }
+
+  const nav: [string, string, boolean][] = [
+    ['#/overview', 'Overview', route.page === 'overview'],
+    ['#/endpoints/agents', 'Endpoints', route.page === 'endpoints' || route.page === 'endpoint'],
+    ['#/software', 'Software', route.page === 'software'],
+    ['#/organization', 'Organization', route.page === 'organization'],
+  ];
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <h1>Endpoint Control Console</h1>
+        <nav aria-label="Main">
+          {nav.map(([href, label, current]) => (
+            <a key={href} href={href} aria-current={current ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        {orgs && orgId && <OrgPicker entries={entries} orgId={orgId} includeChildren={includeChildren} onChange={(o, c) => (setOrgId(o), setIncludeChildren(c))} />}
+        <button type="button" id="sign-out" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Message kind="error" text={treeError} testId="tree-error" />
+        {orgs && orgs.length === 0 && <Message kind="error" text="Your token sees no organization." />}
+        {scope && route.page === 'overview' && <OverviewPage scope={scope} />}
+        {scope && route.page === 'endpoints' && <EndpointsPage scope={scope} family={route.family} />}
+        {route.page === 'endpoint' && <EndpointDetailPage id={route.id} canWrite={true} />}
+        {scope && route.page === 'software' && <SoftwarePage scope={scope} />}
+        {scope && route.page === 'organization' && <OrganizationPage orgId={scope.orgId} canWrite={true} />}
+      </main>
+    </>
+  );
+}
