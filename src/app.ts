@@ -18,6 +18,7 @@ import { requestTimeout, rateLimiter } from './http/limits.js';
 import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
 import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
+import { withDeepPaging } from './http/deep-paging.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
 
 export interface AppHandle {
@@ -47,7 +48,11 @@ const packageVersion = (
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
   const { config, store, log } = deps;
   const services = createServices(deps);
-  const routes = allRoutes(services);
+  // Issue 16: cursors and an /export sibling for every route that declares a deep search.
+  const routes = withDeepPaging(allRoutes(services), {
+    signingKey: config.installerSigningKey,
+    keepAliveSeconds: config.cursorKeepAliveSeconds,
+  });
   const metrics = createMetrics();
   const openapi = buildOpenApi(routes, packageVersion);
   let indicesReady = false;
