@@ -28,7 +28,7 @@ import { createClient, type StoreContext } from '../src/store/client.js';
 import { startLocalNode } from '../src/dev/local-elasticsearch.js';
 import { runDirect, type RoundResult } from './direct.js';
 import { cpuSeconds, esNode, machine, sample, watchRss } from './proc.js';
-import { FULL, QUICK, seed, seededIds, type Seeded } from './seed.js';
+import { agentOrg, FULL, QUICK, seed, seededIds, type Seeded } from './seed.js';
 import { scenarios as allScenarios, type Scenario } from './scenarios.js';
 import { buildService, startHop, startService, type Runtime } from './service-process.js';
 import { formatSummary, summarize } from './profile.js';
@@ -36,6 +36,7 @@ import { migrationBench, type MigrationResult } from './migration.js';
 import { overloadBench, overloadTable, type OverloadResult } from './overload.js';
 import { createBench, createTable, createTargets, type CreateResult } from './create.js';
 import { overviewBench, overviewTable, overviewTargets, type OverviewResult } from './overview.js';
+import { exportBench, exportTable, exportTargets, type ExportResult } from './export.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -51,6 +52,7 @@ const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
 const wantOverview = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'overview'.startsWith(o)));
+const wantExport = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'export'.startsWith(o)));
 const CONNECTIONS = 64;
 const ROUND_S = quick ? 5 : 10;
 const WARMUP_S = quick ? 2 : 3;
@@ -198,6 +200,7 @@ async function main(): Promise<void> {
   let overload: OverloadResult | undefined;
   let create: CreateResult | undefined;
   let overview: OverviewResult | undefined;
+  let exported: ExportResult | undefined;
   if (wantScenarios || wantOverload) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
@@ -347,6 +350,21 @@ async function main(): Promise<void> {
       await settle(client, PREFIX);
       overview = await overviewBench({ serviceUrl: svc.url, adminToken: ADMIN, root, viewers: 8, roundS: ROUND_S, warmupS: WARMUP_S, log });
     }
+    if (wantExport) {
+      await settle(client, PREFIX);
+      const inRoot = new Set(subtree);
+      exported = await exportBench({
+        client,
+        prefix: PREFIX,
+        serviceUrl: svc.url,
+        servicePid: svc.pid,
+        adminToken: ADMIN,
+        root,
+        agents: seeded.agentIds.length,
+        rootAgents: seeded.agentIds.filter((_, i) => inRoot.has(agentOrg(seeded.orgs, i))).length,
+        log,
+      });
+    }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
     await hop.stop();
@@ -366,7 +384,7 @@ async function main(): Promise<void> {
   await client.close();
   await stopNode?.();
 
-  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : []), ...(overview ? overviewTargets(overview) : [])];
+  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : []), ...(overview ? overviewTargets(overview) : []), ...(exported ? exportTargets(exported) : [])];
   const out = {
     date: new Date().toISOString(),
     quick,
@@ -385,6 +403,7 @@ async function main(): Promise<void> {
     results,
     create,
     overview,
+    export: exported,
     migration,
     overload,
     targets,
@@ -392,7 +411,7 @@ async function main(): Promise<void> {
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${targetsTable(targets)}\n`);
+  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${exported ? `${exportTable(exported)}\n\n` : ''}${targetsTable(targets)}\n`);
   if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,

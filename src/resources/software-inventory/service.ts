@@ -427,7 +427,7 @@ export class SoftwareInventoryService {
     await this.orgScope(orgId, access);
     const sort = req.pageRequest.sort ?? [];
     if (sort.some((s) => s.field === 'count')) {
-      throw new ValidationError('pageRequest.sort: a cursor or an export of the summary is in name and version order; count order ends at the 10,000th pair');
+      throw new ValidationError('pageRequest.sort: a cursor or an export of the summary is in name and version order (count-sorted pages end at the 10,000th pair)');
     }
     const sources: { field: 'name' | 'version'; order: SourceOrder }[] = [];
     for (const s of sort) {
