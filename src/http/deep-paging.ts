@@ -19,7 +19,6 @@
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import Joi from 'joi';
-import { stringify } from 'csv-stringify/sync';
 import { AppError, BadRequestError } from '../errors.js';
 import { ok, type HandlerInput, type Reply, type RouteSpec } from './routes.js';
 import { RESULT_WINDOW, type PageRequest } from './paging.js';
@@ -164,25 +163,35 @@ const ndjson: Format = {
   lines: (items) => items.map((i) => `${JSON.stringify(i)}\n`).join(''),
 };
 
+/** A cell a spreadsheet would run as a formula (OWASP: = + - @, and tab or CR before them). */
+const FORMULA = /^[=+\-@\t\r]/;
+/** A cell RFC 4180 wants quoted. */
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** One CSV cell: text guarded against formulas, nested values as JSON, quoted when needed. */
+function csvCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  let text: string;
+  if (typeof value === 'string') text = FORMULA.test(value) ? `'${value}` : value;
+  else text = JSON.stringify(value);
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
 /**
- * RFC 4180 (CRLF, quotes doubled, a field with a comma, quote or line break quoted) and no
- * spreadsheet formulas: a text cell starting with = + - @ (or tab, CR) gets a leading
- * apostrophe (OWASP's advice; csv-stringify's escape_formulas). Nested values are JSON.
+ * RFC 4180 (CRLF records, quotes doubled, a field with a comma, quote or line break quoted) and
+ * no spreadsheet formulas: a text cell starting with = + - @ (or tab, CR) gets a leading
+ * apostrophe (OWASP's advice); numbers and booleans are written as they are; nested values
+ * are JSON. Written here rather than with csv-stringify: measured on 1,000 endpoint records it
+ * took 44 ms against 5 ms, and that time blocks the event loop once per batch (docs/decisions.md).
  */
 function csvFormat(columns: string[]): Format {
-  const options = {
-    columns,
-    escape_formulas: true,
-    // csv-stringify quotes a lone CR or LF only when it is the record delimiter; RFC 4180 wants both quoted.
-    quoted_match: /[\r\n]/,
-    record_delimiter: 'windows' as const,
-    cast: { object: (v: object) => JSON.stringify(v), boolean: (v: boolean) => String(v) },
-  };
   return {
     contentType: `${CSV}; charset=utf-8`,
     extension: 'csv',
-    header: stringify([columns], { ...options, columns: undefined }),
-    lines: (items) => stringify(items as Record<string, unknown>[], options),
+    header: `${columns.map(csvCell).join(',')}\r\n`,
+    lines: (items) =>
+      items.map((item) => `${columns.map((c) => csvCell((item as Record<string, unknown>)[c])).join(',')}\r\n`).join(''),
   };
 }
 
@@ -237,7 +246,6 @@ class DeepPaging {
     const bound = { op: spec.operationId, tok: input.access.principal.tokenId ?? 'anonymous', fp: fingerprint(input.params, body) };
     // Decoded before the store is asked anything: a forged cursor costs no round trip.
     const state = cursor === CURSOR_START ? undefined : this.codec.decode(cursor, bound);
-    if (state === undefined && cursor !== CURSOR_START) throw new BadRequestError(INVALID_CURSOR);
     const from = pr.page * pr.size;
     if (state === undefined && from + pr.size > RESULT_WINDOW) {
       throw new BadRequestError(
@@ -302,8 +310,14 @@ class DeepPaging {
     // The first batch is read inside the handler (and its lane): errors still get their status.
     const first = await search.page(undefined, batch, { keepAliveSeconds, from: 0 });
     const inLane = input.runInLane ?? (<T>(work: () => Promise<T>) => work());
+    let current = first;
+    let closed = false;
+    const close = async (): Promise<void> => {
+      if (closed) return;
+      closed = true;
+      await search.close(current.next);
+    };
     async function* chunks(): AsyncGenerator<string> {
-      let current = first;
       try {
         if (format.header) yield format.header;
         for (;;) {
@@ -316,12 +330,15 @@ class DeepPaging {
         }
       } finally {
         // Runs at the end, on a failure, and when the client goes away (Koa destroys the stream).
-        await search.close(current.next);
+        await close();
       }
     }
+    const body = Readable.from(chunks(), { objectMode: false });
+    // A stream destroyed before its first read never runs the generator's `finally`.
+    body.once('close', () => void close());
     return {
       status: 200,
-      body: Readable.from(chunks(), { objectMode: false }),
+      body,
       contentType: format.contentType,
       headers: { 'Content-Disposition': `attachment; filename="${spec.operationId}.${format.extension}"` },
     };

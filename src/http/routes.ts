@@ -263,8 +263,15 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       ctx.status = reply.status;
       for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
       if (reply.body instanceof Readable) {
+        const stream = reply.body;
         ctx.type = reply.contentType ?? 'application/octet-stream';
-        ctx.body = reply.body;
+        // A stream that fails after its first byte cannot change the status: the connection is cut,
+        // so the client sees a truncated transfer instead of a response that never ends.
+        stream.once('error', (err) => {
+          (ctx.state.log as Logger).error({ err }, 'streamed answer failed');
+          ctx.res.destroy();
+        });
+        ctx.body = stream;
       } else if (reply.body !== undefined) {
         if (reply.contentType) ctx.type = reply.contentType;
         ctx.body = reply.contentType?.startsWith('text/') ? String(reply.body) : JSON.stringify(reply.body);
