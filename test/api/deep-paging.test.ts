@@ -318,6 +318,40 @@ describe('Deep paging and export (issue 16)', function () {
     expect(closed.value.queries - before.queries).to.be.lessThan(Math.ceil(idsA.size / 1000));
   });
 
+  it('an export holds a heavy slot only while it reads a batch: a stalled download does not block the heavy lane', async () => {
+    // One heavy slot, a queue of up to 2 s: were the slot held for the whole stream, the count below would be shed.
+    const laned = await startTestApp({ ECS_ADMISSION: 'true', ECS_LANE_LIMITS: 'heavy=1', ECS_LANE_QUEUE_MS: 'heavy=2000' });
+    try {
+      const reader = laned.world.as(readerA.token);
+      const before = await searchStats();
+      // A client that takes the response headers and then reads nothing: the server stalls on backpressure.
+      const stalled = await new Promise<{ req: http.ClientRequest; res: http.IncomingMessage }>((resolve, reject) => {
+        const req = http.request(`${laned.url}${P}/endpoint/page-search/export`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-auth-token': readerA.token as string },
+        });
+        req.on('response', (res) => {
+          res.pause();
+          resolve({ req, res });
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify({ criteria: {} }));
+      });
+      expect(stalled.res.statusCode).to.equal(200);
+      expect((await waitFor(searchStats, (st) => st.open > before.open, 10_000)).met).to.equal(true);
+      const count = await reader.post('/utm-endpoint/count', {});
+      expect(count.status, count.text).to.equal(200);
+      const second = ndjsonLines((await exportOf(laned.world.as(adminB.token), '/endpoint/page-search', {})).text);
+      expect(new Set(second.map((l) => l.id))).to.deep.equal(idsB);
+      // The stalled export was still open all along (its point in time is still held).
+      expect((await searchStats()).open).to.be.greaterThan(before.open);
+      stalled.req.destroy();
+      expect((await waitFor(searchStats, (st) => st.open <= before.open, 20_000)).met).to.equal(true);
+    } finally {
+      await laned.close();
+    }
+  });
+
   describe('every page search gets a cursor and an export by declaration', () => {
     const searches: { name: string; path: () => string; body: () => Record<string, unknown>; size: number }[] = [];
     let agentB: string;
