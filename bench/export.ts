@@ -56,14 +56,24 @@ async function mintRootAdmin(o: ExportBenchOptions): Promise<string> {
 }
 
 /** One export, streamed and counted (a record per line; CSV less its header row). */
-async function runExport(o: ExportBenchOptions, name: string, token: string, format: 'ndjson' | 'csv', expected: number): Promise<ExportRun> {
+async function runExport(
+  o: ExportBenchOptions,
+  name: string,
+  token: string,
+  format: 'ndjson' | 'csv',
+  expected: number,
+): Promise<ExportRun> {
   global.gc?.();
   const rssBeforeMb = sample(o.servicePid).rssMb;
   const rss = watchRss(o.servicePid, 50);
   const t0 = performance.now();
   const res = await fetch(`${o.serviceUrl}${API}/endpoint/page-search/export`, {
     method: 'POST',
-    headers: { 'x-auth-token': token, 'content-type': 'application/json', accept: format === 'csv' ? 'text/csv' : 'application/x-ndjson' },
+    headers: {
+      'x-auth-token': token,
+      'content-type': 'application/json',
+      accept: format === 'csv' ? 'text/csv' : 'application/x-ndjson',
+    },
     body: JSON.stringify({ criteria: {} }),
   });
   if (res.status !== 200 || !res.body) throw new Error(`export ${name}: ${res.status} ${await res.text()}`);
@@ -79,7 +89,18 @@ async function runExport(o: ExportBenchOptions, name: string, token: string, for
   const peakRssMb = Math.max(rss.stop(), rssBeforeMb);
   // A CSV record may hold a quoted line break; the seeded agents have none, so lines count records.
   const records = format === 'csv' ? lines - 1 : lines;
-  const run = { name, format, records, expected, bytes, seconds, recordsPerSecond: records / seconds, firstByteMs, rssBeforeMb, peakRssMb };
+  const run = {
+    name,
+    format,
+    records,
+    expected,
+    bytes,
+    seconds,
+    recordsPerSecond: records / seconds,
+    firstByteMs,
+    rssBeforeMb,
+    peakRssMb,
+  };
   o.log(
     `export ${name} (${format}): ${records} of ${expected} records, ${(bytes / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s = ` +
       `${run.recordsPerSecond.toFixed(0)} records/s; first byte ${firstByteMs.toFixed(0)} ms; service RSS ${rssBeforeMb.toFixed(0)} → peak ${peakRssMb.toFixed(0)} MB`,
@@ -100,7 +121,12 @@ async function directScan(o: ExportBenchOptions): Promise<ExportResult['direct']
       const res = await o.client.search({
         pit: { id: pitId, keep_alive: '1m' },
         size: 1000,
-        query: { bool: { filter: [{ terms: { type: ['VC_ENDPOINT', 'VC_SCANNER'] } }], must_not: [{ term: { deleted: true } }] } },
+        query: {
+          bool: {
+            filter: [{ terms: { type: ['VC_ENDPOINT', 'VC_SCANNER'] } }],
+            must_not: [{ term: { deleted: true } }],
+          },
+        },
         sort: [{ id: 'asc' }],
         track_total_hits: false,
         seq_no_primary_term: true,
@@ -117,7 +143,9 @@ async function directScan(o: ExportBenchOptions): Promise<ExportResult['direct']
     await o.client.closePointInTime({ id: pitId }).catch(() => undefined);
   }
   const seconds = (performance.now() - t0) / 1000;
-  o.log(`export direct scan: ${records} records in ${seconds.toFixed(1)} s = ${(records / seconds).toFixed(0)} records/s`);
+  o.log(
+    `export direct scan: ${records} records in ${seconds.toFixed(1)} s = ${(records / seconds).toFixed(0)} records/s`,
+  );
   return { records, seconds, recordsPerSecond: records / seconds };
 }
 
@@ -148,8 +176,16 @@ export function exportTargets(r: ExportResult): TargetResult[] {
   const complete = r.runs.every((x) => x.records === x.expected);
   const growth = Math.max(...r.runs.map((x) => x.peakRssMb - x.rssBeforeMb));
   return [
-    { target: 'export: every matching record in one response', measured: complete ? 'all' : r.runs.map((x) => `${x.records}/${x.expected}`).join(', '), met: complete },
+    {
+      target: 'export: every matching record in one response',
+      measured: complete ? 'all' : r.runs.map((x) => `${x.records}/${x.expected}`).join(', '),
+      met: complete,
+    },
     // Constant memory: the stream holds a batch or two (1,000 records, ~1 MB each), never the export.
-    { target: 'export: service RSS grows ≤ 64 MB while streaming', measured: `${growth.toFixed(0)} MB`, met: growth <= 64 },
+    {
+      target: 'export: service RSS grows ≤ 64 MB while streaming',
+      measured: `${growth.toFixed(0)} MB`,
+      met: growth <= 64,
+    },
   ];
 }

@@ -133,7 +133,8 @@ class CursorCodec {
     if (!payload || !sig || rest.length > 0) throw new BadRequestError(INVALID_CURSOR);
     const given = Buffer.from(sig, 'base64url');
     const expected = this.mac(payload);
-    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) throw new BadRequestError(INVALID_CURSOR);
+    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected))
+      throw new BadRequestError(INVALID_CURSOR);
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -191,13 +192,16 @@ function csvFormat(columns: string[]): Format {
     extension: 'csv',
     header: `${columns.map(csvCell).join(',')}\r\n`,
     lines: (items) =>
-      items.map((item) => `${columns.map((c) => csvCell((item as Record<string, unknown>)[c])).join(',')}\r\n`).join(''),
+      items
+        .map((item) => `${columns.map((c) => csvCell((item as Record<string, unknown>)[c])).join(',')}\r\n`)
+        .join(''),
   };
 }
 
 /** Top-level field names of the items of a page schema (the CSV columns), in declaration order. */
 function itemColumns(pageSchema: Joi.Schema | undefined): string[] {
-  const desc = pageSchema?.describe() as { keys?: { items?: { items?: { keys?: Record<string, unknown> }[] } } } | undefined;
+  const desc = pageSchema?.describe() as
+    { keys?: { items?: { items?: { keys?: Record<string, unknown> }[] } } } | undefined;
   return Object.keys(desc?.keys?.items?.items?.[0]?.keys ?? {});
 }
 
@@ -209,7 +213,7 @@ const cursorParam = Joi.string()
   .max(16_384)
   .description(
     'Extension (issue 16): `start` reads this page on a point in time and answers `nextCursor`; ' +
-      'the same request with `cursor=<nextCursor>` returns the next page, past the 10,000-result window, with the first page\'s sort and totalCount',
+      "the same request with `cursor=<nextCursor>` returns the next page, past the 10,000-result window, with the first page's sort and totalCount",
   );
 
 const nextCursor = Joi.string().description(
@@ -240,10 +244,18 @@ class DeepPaging {
     };
   }
 
-  private async cursorPage(spec: DeepRoute, input: HandlerInput<unknown, unknown, unknown>, cursor: string): Promise<Reply> {
+  private async cursorPage(
+    spec: DeepRoute,
+    input: HandlerInput<unknown, unknown, unknown>,
+    cursor: string,
+  ): Promise<Reply> {
     const body = input.body as { pageRequest: PageRequest };
     const pr = body.pageRequest;
-    const bound = { op: spec.operationId, tok: input.access.principal.tokenId ?? 'anonymous', fp: fingerprint(input.params, body) };
+    const bound = {
+      op: spec.operationId,
+      tok: input.access.principal.tokenId ?? 'anonymous',
+      fp: fingerprint(input.params, body),
+    };
     // Decoded before the store is asked anything: a forged cursor costs no round trip.
     const state = cursor === CURSOR_START ? undefined : this.codec.decode(cursor, bound);
     const from = pr.page * pr.size;
@@ -262,7 +274,9 @@ class DeepPaging {
     const total = state ? state.total : (res.total ?? 0);
     const more = res.items.length === pr.size && (!search.frozen || (page + 1) * pr.size < total);
     if (!more) await search.close(res.next);
-    const next = more ? this.codec.encode({ v: 1, ...bound, pit: res.next.pit, after: res.next.after, page: page + 1, total }) : undefined;
+    const next = more
+      ? this.codec.encode({ v: 1, ...bound, pit: res.next.pit, after: res.next.after, page: page + 1, total })
+      : undefined;
     return ok({
       pageRequest: { ...pr, page },
       totalCount: total,
@@ -300,7 +314,11 @@ class DeepPaging {
     };
   }
 
-  private async exportStream(spec: DeepRoute, input: HandlerInput<unknown, unknown, unknown>, columns: string[]): Promise<Reply> {
+  private async exportStream(
+    spec: DeepRoute,
+    input: HandlerInput<unknown, unknown, unknown>,
+    columns: string[],
+  ): Promise<Reply> {
     const type = input.accepts ? input.accepts(NDJSON, CSV, 'application/json') : NDJSON;
     if (type === false) throw new NotAcceptableError(`an export answers ${NDJSON} or ${CSV}`);
     const format = type === CSV ? csvFormat(columns) : ndjson;
@@ -351,7 +369,10 @@ async function nextBatch<T>(read: () => Promise<T>): Promise<T> {
     try {
       return await read();
     } catch (err) {
-      const shed = err instanceof AppError && (err.status === 429 || err.status === 503) && err.headers['Retry-After'] !== undefined;
+      const shed =
+        err instanceof AppError &&
+        (err.status === 429 || err.status === 503) &&
+        err.headers['Retry-After'] !== undefined;
       if (!shed || attempt >= EXPORT_LANE_ATTEMPTS) throw err;
       await new Promise((resolve) => setTimeout(resolve, Number(err.headers['Retry-After']) * 1000));
     }

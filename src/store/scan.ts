@@ -74,7 +74,9 @@ export class PitSearch<T extends object, R> {
     const client = this.docs.ctx.client;
     let pit = pos?.pit;
     if (pit === undefined) {
-      const opened = await storeCall(() => client.openPointInTime({ index: this.docs.index, keep_alive: keepAlive }, readRetries));
+      const opened = await storeCall(() =>
+        client.openPointInTime({ index: this.docs.index, keep_alive: keepAlive }, readRetries),
+      );
       pit = opened.id;
     }
     const pitId = pit;
@@ -87,7 +89,9 @@ export class PitSearch<T extends object, R> {
               query: this.query,
               size,
               sort: this.sort,
-              ...(pos?.after !== undefined ? { search_after: pos.after as estypes.SortResults } : { from: opts.from ?? 0 }),
+              ...(pos?.after !== undefined
+                ? { search_after: pos.after as estypes.SortResults }
+                : { from: opts.from ?? 0 }),
               track_total_hits: opts.trackTotal === true,
               seq_no_primary_term: true,
               version: true,
@@ -150,15 +154,23 @@ export class CompositeSearch<R> {
     let after = pos?.after as Record<string, estypes.FieldValue> | undefined;
     let total: number | undefined;
     // A first page that starts at page p walks the keys before it (as the spec's paging does).
-    for (let skipped = 0; skipped < skip; ) {
-      const res = await this.read(after, Math.min(skip - skipped, 1000), opts.trackTotal === true && total === undefined);
+    for (let skipped = 0; skipped < skip;) {
+      const res = await this.read(
+        after,
+        Math.min(skip - skipped, 1000),
+        opts.trackTotal === true && total === undefined,
+      );
       total ??= res.total;
       skipped += res.items.length;
       if (!res.after || res.items.length === 0) return { total, items: [], next: { after } };
       after = res.after;
     }
     const res = await this.read(after, size, opts.trackTotal === true && total === undefined);
-    return { total: opts.trackTotal === true ? (total ?? res.total) : undefined, items: res.items, next: { after: res.after ?? after } };
+    return {
+      total: opts.trackTotal === true ? (total ?? res.total) : undefined,
+      items: res.items,
+      next: { after: res.after ?? after },
+    };
   }
 
   close(): Promise<void> {

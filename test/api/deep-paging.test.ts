@@ -57,7 +57,12 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-async function exportOf(api: Api, path: string, body: unknown, accept = 'application/x-ndjson'): Promise<{ status: number; type: string; text: string }> {
+async function exportOf(
+  api: Api,
+  path: string,
+  body: unknown,
+  accept = 'application/x-ndjson',
+): Promise<{ status: number; type: string; text: string }> {
   const res = await fetch(`${api.base}${P}${path}/export`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept, ...(api.token ? { 'x-auth-token': api.token } : {}) },
@@ -89,7 +94,12 @@ async function followCursor(api: Api, path: string, body: Record<string, unknown
 }
 
 /** Every page the spec's paging gives (page 0, 1, … while inside the window). */
-async function plainPages(api: Api, path: string, body: Record<string, unknown>, size: number): Promise<Record<string, unknown>[]> {
+async function plainPages(
+  api: Api,
+  path: string,
+  body: Record<string, unknown>,
+  size: number,
+): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   for (let page = 0; ; page++) {
     const res = await api.post<Page>(path, { ...body, pageRequest: { ...(body.pageRequest as object), page, size } });
@@ -173,11 +183,20 @@ describe('Deep paging and export (issue 16)', function () {
     await t.close();
   });
 
-  const byHostDesc = { criteria: {}, pageRequest: { page: 0, size: 1000, sort: [{ field: 'hostInfo.hostName', direction: 'DESC' }] } };
+  const byHostDesc = {
+    criteria: {},
+    pageRequest: { page: 0, size: 1000, sort: [{ field: 'hostInfo.hostName', direction: 'DESC' }] },
+  };
 
   it('a cursor continues /endpoint/page-search past 10,000: every record once, no gaps, the same total and sort on every page', async () => {
     // The spec's paging still stops at the window.
-    expectErrorBody(await readerA.post('/endpoint/page-search', { ...byHostDesc, pageRequest: { ...byHostDesc.pageRequest, page: 10 } }), 400);
+    expectErrorBody(
+      await readerA.post('/endpoint/page-search', {
+        ...byHostDesc,
+        pageRequest: { ...byHostDesc.pageRequest, page: 10 },
+      }),
+      400,
+    );
 
     const pages = await followCursor(readerA, '/endpoint/page-search', byHostDesc);
     const items = pages.flatMap((p) => p.items) as { id: string; orgId: string; hostInfo: { hostName: string } }[];
@@ -194,7 +213,8 @@ describe('Deep paging and export (issue 16)', function () {
     // Host name descending, ties by id ascending, across page boundaries too.
     for (let i = 1; i < items.length; i++) {
       const [a, b] = [items[i - 1], items[i]];
-      const ordered = a.hostInfo.hostName > b.hostInfo.hostName || (a.hostInfo.hostName === b.hostInfo.hostName && a.id < b.id);
+      const ordered =
+        a.hostInfo.hostName > b.hostInfo.hostName || (a.hostInfo.hostName === b.hostInfo.hostName && a.id < b.id);
       expect(ordered, `${a.hostInfo.hostName}/${a.id} before ${b.hostInfo.hostName}/${b.id}`).to.equal(true);
     }
     // The cursor's first page is the spec's first page.
@@ -214,11 +234,24 @@ describe('Deep paging and export (issue 16)', function () {
     // Another tenant's token, the same cursor: refused, nothing of A's.
     expectErrorBody(await adminB.post(`/endpoint/page-search?cursor=${cursor}`, byHostDesc), 400, path);
     // The same token with other criteria (another org, another sort or size): refused.
-    expectErrorBody(await readerA.post(`/endpoint/page-search?cursor=${cursor}`, { ...byHostDesc, criteria: { orgId: orgB } }), 400, path);
-    expectErrorBody(await readerA.post(`/endpoint/page-search?cursor=${cursor}`, { ...byHostDesc, pageRequest: { page: 0, size: 999 } }), 400, path);
+    expectErrorBody(
+      await readerA.post(`/endpoint/page-search?cursor=${cursor}`, { ...byHostDesc, criteria: { orgId: orgB } }),
+      400,
+      path,
+    );
+    expectErrorBody(
+      await readerA.post(`/endpoint/page-search?cursor=${cursor}`, {
+        ...byHostDesc,
+        pageRequest: { page: 0, size: 999 },
+      }),
+      400,
+      path,
+    );
     // A cursor re-signed by nobody: its payload edited (another page, a widened anything) fails the signature.
     const [payload, sig] = cursor.split('.');
-    const edited = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), tok: 'x' })).toString('base64url');
+    const edited = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), tok: 'x' }),
+    ).toString('base64url');
     expectErrorBody(await readerA.post(`/endpoint/page-search?cursor=${edited}.${sig}`, byHostDesc), 400, path);
     // Tenant B's own cursor over every org sees only B's agents.
     const pagesB = await followCursor(adminB, '/endpoint/page-search', { criteria: {}, pageRequest: { size: 250 } });
@@ -226,7 +259,10 @@ describe('Deep paging and export (issue 16)', function () {
     expect(new Set(seenB)).to.deep.equal(idsB);
     expect(pagesB.every((p) => p.totalCount === B_AGENTS)).to.equal(true);
     // A cursor on another org's criteria is a 403, as the page search is.
-    expectErrorBody(await adminB.post('/endpoint/page-search?cursor=start', { criteria: { orgId: orgA }, pageRequest: {} }), 403);
+    expectErrorBody(
+      await adminB.post('/endpoint/page-search?cursor=start', { criteria: { orgId: orgA }, pageRequest: {} }),
+      403,
+    );
     await es.closePointInTime({ id: payloadOf(cursor).pit });
   });
 
@@ -239,22 +275,37 @@ describe('Deep paging and export (issue 16)', function () {
     expectErrorBody(expired, 400, `${P}/endpoint/page-search`);
     expect(expired.body.message).to.match(/cursor expired/);
     for (const garbage of ['garbage', 'a.b', `${cursor}x`, '..', 'start.start']) {
-      const res = await readerA.post<{ message: string }>(`/endpoint/page-search?cursor=${encodeURIComponent(garbage)}`, byHostDesc);
+      const res = await readerA.post<{ message: string }>(
+        `/endpoint/page-search?cursor=${encodeURIComponent(garbage)}`,
+        byHostDesc,
+      );
       expectErrorBody(res, 400);
       expect(res.body.message).to.match(/cursor is not valid/);
     }
     // A cursor may start on any page inside the window, not beyond it.
-    expectErrorBody(await readerA.post('/endpoint/page-search?cursor=start', { ...byHostDesc, pageRequest: { ...byHostDesc.pageRequest, page: 10 } }), 400);
-    const third = await readerA.post<Page>('/endpoint/page-search?cursor=start', { ...byHostDesc, pageRequest: { ...byHostDesc.pageRequest, page: 2 } });
+    expectErrorBody(
+      await readerA.post('/endpoint/page-search?cursor=start', {
+        ...byHostDesc,
+        pageRequest: { ...byHostDesc.pageRequest, page: 10 },
+      }),
+      400,
+    );
+    const third = await readerA.post<Page>('/endpoint/page-search?cursor=start', {
+      ...byHostDesc,
+      pageRequest: { ...byHostDesc.pageRequest, page: 2 },
+    });
     expect(third.body.pageRequest.page).to.equal(2);
     const fourth = await readerA.post<Page>(`/endpoint/page-search?cursor=${third.body.nextCursor}`, byHostDesc);
     expect(fourth.body.pageRequest.page).to.equal(3);
-    const plainFourth = await readerA.post<Page>('/endpoint/page-search', { ...byHostDesc, pageRequest: { ...byHostDesc.pageRequest, page: 3 } });
+    const plainFourth = await readerA.post<Page>('/endpoint/page-search', {
+      ...byHostDesc,
+      pageRequest: { ...byHostDesc.pageRequest, page: 3 },
+    });
     expect(fourth.body.items.map((i) => i.id)).to.deep.equal(plainFourth.body.items.map((i) => i.id));
     await es.closePointInTime({ id: payloadOf(fourth.body.nextCursor as string).pit });
   });
 
-  it('NDJSON export: exactly the caller\'s matching records, in the search\'s order, as the pages show them', async () => {
+  it("NDJSON export: exactly the caller's matching records, in the search's order, as the pages show them", async () => {
     const all = await exportOf(readerA, '/endpoint/page-search', byHostDesc);
     expect(all.status, all.text.slice(0, 300)).to.equal(200);
     expect(all.type).to.match(/^application\/x-ndjson/);
@@ -277,7 +328,12 @@ describe('Deep paging and export (issue 16)', function () {
   });
 
   it('CSV export: a header row, RFC 4180 quoting, no spreadsheet formulas, exactly the matching records', async () => {
-    const res = await exportOf(adminB, '/endpoint/page-search', { criteria: {}, pageRequest: { sort: [{ field: 'displayName', direction: 'ASC' }] } }, 'text/csv');
+    const res = await exportOf(
+      adminB,
+      '/endpoint/page-search',
+      { criteria: {}, pageRequest: { sort: [{ field: 'displayName', direction: 'ASC' }] } },
+      'text/csv',
+    );
     expect(res.status, res.text.slice(0, 300)).to.equal(200);
     expect(res.type).to.match(/^text\/csv/);
     const rows = parseCsv(res.text);
@@ -320,7 +376,11 @@ describe('Deep paging and export (issue 16)', function () {
 
   it('an export holds a heavy slot only while it reads a batch: a stalled download does not block the heavy lane', async () => {
     // One heavy slot, a queue of up to 2 s: were the slot held for the whole stream, the count below would be shed.
-    const laned = await startTestApp({ ECS_ADMISSION: 'true', ECS_LANE_LIMITS: 'heavy=1', ECS_LANE_QUEUE_MS: 'heavy=2000' });
+    const laned = await startTestApp({
+      ECS_ADMISSION: 'true',
+      ECS_LANE_LIMITS: 'heavy=1',
+      ECS_LANE_QUEUE_MS: 'heavy=2000',
+    });
     try {
       const reader = laned.world.as(readerA.token);
       const before = await searchStats();
@@ -363,17 +423,39 @@ describe('Deep paging and export (issue 16)', function () {
       const devices: EndpointDoc[] = [];
       for (let i = 0; i < 23; i++) {
         const base = { orgId: orgB, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by, deleted: false };
-        devices.push({ ...base, id: uid('utm'), type: 'EXTERNAL_UTM', serialId: uid('SN'), model: `M${i % 4}`, site: { id: `s${i % 3}` } });
-        devices.push({ ...base, id: uid('lte'), type: 'VC_LTE', imei: `35${String(i).padStart(13, '0')}`, dataUsage: i, site: { id: `s${i % 3}` } });
+        devices.push({
+          ...base,
+          id: uid('utm'),
+          type: 'EXTERNAL_UTM',
+          serialId: uid('SN'),
+          model: `M${i % 4}`,
+          site: { id: `s${i % 3}` },
+        });
+        devices.push({
+          ...base,
+          id: uid('lte'),
+          type: 'VC_LTE',
+          imei: `35${String(i).padStart(13, '0')}`,
+          dataUsage: i,
+          site: { id: `s${i % 3}` },
+        });
       }
       const store = t.server.handle.services.endpoints.store;
-      const res = await store.bulk(devices.flatMap((d) => [{ index: { _id: d.id } }, d]), { refresh: false });
+      const res = await store.bulk(
+        devices.flatMap((d) => [{ index: { _id: d.id } }, d]),
+        { refresh: false },
+      );
       expect(res.errors).to.equal(false);
       await store.docs.visible();
-      const hosts = Array.from({ length: 23 }, (_, i) => ({ orgId: orgB, ipAddress: `10.9.0.${i + 1}`, lastSeen: '2026-01-01T00:00:00Z' }));
+      const hosts = Array.from({ length: 23 }, (_, i) => ({
+        orgId: orgB,
+        ipAddress: `10.9.0.${i + 1}`,
+        lastSeen: '2026-01-01T00:00:00Z',
+      }));
       expect((await adminB.post('/network-host/discovered', hosts)).status).to.equal(200);
       for (const org of [orgB, ...(await Promise.all([1, 2, 3].map(() => t.world.org(orgB))))]) {
-        for (const type of ['ATC', 'BDHL', 'DCI']) expect((await adminB.post('/org-license-contract', { orgId: org, type })).status).to.equal(200);
+        for (const type of ['ATC', 'BDHL', 'DCI'])
+          expect((await adminB.post('/org-license-contract', { orgId: org, type })).status).to.equal(200);
       }
       const software = Array.from({ length: 23 }, (_, i) => ({ name: `pkg-${i % 9}`, version: `1.${i}`, vendor: 'v' }));
       expect((await adminB.post(`/endpoint/${agentB}/software-inventory`, software)).status).to.equal(201);
@@ -381,23 +463,52 @@ describe('Deep paging and export (issue 16)', function () {
       expect((await adminB.post(`/endpoint/${second}/software-inventory`, software.slice(0, 11))).status).to.equal(201);
       searches.push(
         { name: 'agents', path: () => '/endpoint/page-search', body: () => ({ criteria: { orgId: orgB } }), size: 97 },
-        { name: 'UTM', path: () => '/utm-endpoint/searchPage', body: () => ({ criteria: {}, pageRequest: { sort: [{ field: 'model', direction: 'DESC' }] } }), size: 5 },
+        {
+          name: 'UTM',
+          path: () => '/utm-endpoint/searchPage',
+          body: () => ({ criteria: {}, pageRequest: { sort: [{ field: 'model', direction: 'DESC' }] } }),
+          size: 5,
+        },
         { name: 'LTE', path: () => '/lte-endpoint/search', body: () => ({ criteria: {} }), size: 4 },
         { name: 'network hosts', path: () => '/network-host/search-page', body: () => ({ criteria: {} }), size: 5 },
-        { name: 'license contracts', path: () => '/org-license-contract/searchPage', body: () => ({ criteria: {} }), size: 5 },
-        { name: 'software summary', path: () => `/org/${orgB}/software-inventory-summary/search-page`, body: () => ({ criteria: {} }), size: 4 },
-        { name: 'endpoint software', path: () => `/endpoint/${agentB}/software-inventory/search-page`, body: () => ({ criteria: {} }), size: 5 },
+        {
+          name: 'license contracts',
+          path: () => '/org-license-contract/searchPage',
+          body: () => ({ criteria: {} }),
+          size: 5,
+        },
+        {
+          name: 'software summary',
+          path: () => `/org/${orgB}/software-inventory-summary/search-page`,
+          body: () => ({ criteria: {} }),
+          size: 4,
+        },
+        {
+          name: 'endpoint software',
+          path: () => `/endpoint/${agentB}/software-inventory/search-page`,
+          body: () => ({ criteria: {} }),
+          size: 5,
+        },
       );
     });
 
-    it('cursor pages and the export equal the spec\'s pages, for each of the seven page searches', async () => {
+    it("cursor pages and the export equal the spec's pages, for each of the seven page searches", async () => {
       expect(searches).to.have.length(7);
       for (const s of searches) {
         const plain = await plainPages(adminB, s.path(), s.body(), s.size);
         expect(plain.length, s.name).to.be.greaterThan(s.size);
-        const pages = await followCursor(adminB, s.path(), { ...s.body(), pageRequest: { ...(s.body().pageRequest as object), size: s.size } });
-        expect(pages.flatMap((p) => p.items), s.name).to.deep.equal(plain);
-        expect(pages.every((p) => p.totalCount === plain.length), s.name).to.equal(true);
+        const pages = await followCursor(adminB, s.path(), {
+          ...s.body(),
+          pageRequest: { ...(s.body().pageRequest as object), size: s.size },
+        });
+        expect(
+          pages.flatMap((p) => p.items),
+          s.name,
+        ).to.deep.equal(plain);
+        expect(
+          pages.every((p) => p.totalCount === plain.length),
+          s.name,
+        ).to.equal(true);
         const exported = await exportOf(adminB, s.path(), s.body());
         expect(exported.status, `${s.name}: ${exported.text.slice(0, 200)}`).to.equal(200);
         expect(ndjsonLines(exported.text), s.name).to.deep.equal(plain);
@@ -409,14 +520,23 @@ describe('Deep paging and export (issue 16)', function () {
 
     it('the exports are extensions in the heavy lane, and the cursor is declared on each page search', () => {
       const routes = t.server.handle.routes;
-      const doc = t.server.handle.openapi as { paths: Record<string, Record<string, { 'x-extension'?: boolean; parameters?: { name: string }[] }>> };
+      const doc = t.server.handle.openapi as {
+        paths: Record<string, Record<string, { 'x-extension'?: boolean; parameters?: { name: string }[] }>>;
+      };
       for (const s of searches) {
         const template =
-          P + s.path() in doc.paths ? P + s.path() : Object.keys(doc.paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(P + s.path()));
+          P + s.path() in doc.paths
+            ? P + s.path()
+            : Object.keys(doc.paths).find((p) =>
+                new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(P + s.path()),
+              );
         expect(template, s.name).to.be.a('string');
         const exportOp = doc.paths[`${template}/export`]?.post;
         expect(exportOp?.['x-extension'], s.name).to.equal(true);
-        expect(doc.paths[template as string].post.parameters?.map((p) => p.name), s.name).to.include('cursor');
+        expect(
+          doc.paths[template as string].post.parameters?.map((p) => p.name),
+          s.name,
+        ).to.include('cursor');
         const route = routes.find((r) => P + r.path === `${template}/export`);
         expect(route?.lane, s.name).to.equal('heavy');
       }
