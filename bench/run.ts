@@ -28,7 +28,7 @@ import { createClient, type StoreContext } from '../src/store/client.js';
 import { startLocalNode } from '../src/dev/local-elasticsearch.js';
 import { runDirect, type RoundResult } from './direct.js';
 import { cpuSeconds, esNode, machine, sample, watchRss } from './proc.js';
-import { FULL, QUICK, seed, seededIds, type Seeded } from './seed.js';
+import { agentOrg, FULL, QUICK, seed, seededIds, type Seeded } from './seed.js';
 import { scenarios as allScenarios, type Scenario } from './scenarios.js';
 import { buildService, startHop, startService, type Runtime } from './service-process.js';
 import { formatSummary, summarize } from './profile.js';
@@ -38,6 +38,7 @@ import { createBench, createTable, createTargets, type CreateResult } from './cr
 import { overviewBench, overviewTable, overviewTargets, type OverviewResult } from './overview.js';
 import { jobsBench, jobsTable, type JobsResult } from './jobs.js';
 import { consoleBench, consoleTable, consoleTargets, type ConsoleResult } from './console.js';
+import { exportBench, exportTable, exportTargets, type ExportResult } from './export.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -55,6 +56,7 @@ const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
 const wantOverview = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'overview'.startsWith(o)));
 const wantConsole = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'console'.startsWith(o)));
+const wantExport = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'export'.startsWith(o)));
 const CONNECTIONS = 64;
 const ROUND_S = quick ? 5 : 10;
 const WARMUP_S = quick ? 2 : 3;
@@ -204,6 +206,7 @@ async function main(): Promise<void> {
   let overview: OverviewResult | undefined;
   let jobs: JobsResult | undefined;
   let consoleResult: ConsoleResult | { error: string } | undefined;
+  let exported: ExportResult | undefined;
   if (wantScenarios || wantOverload || wantJobs) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
@@ -361,6 +364,21 @@ async function main(): Promise<void> {
         return { error: String(e) };
       });
     }
+    if (wantExport) {
+      await settle(client, PREFIX);
+      const inRoot = new Set(subtree);
+      exported = await exportBench({
+        client,
+        prefix: PREFIX,
+        serviceUrl: svc.url,
+        servicePid: svc.pid,
+        adminToken: ADMIN,
+        root,
+        agents: seeded.agentIds.length,
+        rootAgents: seeded.agentIds.filter((_, i) => inRoot.has(agentOrg(seeded.orgs, i))).length,
+        log,
+      });
+    }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
     // Last: the job writes a module record for every agent (issue 16).
@@ -385,7 +403,13 @@ async function main(): Promise<void> {
   await client.close();
   await stopNode?.();
 
-  const targets = [...evaluateTargets(results, migration, servicePeakRssMb), ...(create ? createTargets(create) : []), ...(overview ? overviewTargets(overview) : []), ...(consoleResult && !('error' in consoleResult) ? consoleTargets(consoleResult) : [])];
+  const targets = [
+    ...evaluateTargets(results, migration, servicePeakRssMb),
+    ...(create ? createTargets(create) : []),
+    ...(overview ? overviewTargets(overview) : []),
+    ...(consoleResult && !('error' in consoleResult) ? consoleTargets(consoleResult) : []),
+    ...(exported ? exportTargets(exported) : []),
+  ];
   const out = {
     date: new Date().toISOString(),
     quick,
@@ -405,6 +429,7 @@ async function main(): Promise<void> {
     create,
     overview,
     console: consoleResult,
+    export: exported,
     migration,
     overload,
     jobs,
@@ -413,7 +438,7 @@ async function main(): Promise<void> {
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
-  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${targetsTable(targets)}\n`);
+  console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${exported ? `${exportTable(exported)}\n\n` : ''}${targetsTable(targets)}\n`);
   if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
   if (jobs) console.log(`Bulk actions as jobs (issue 16):\n\n${jobsTable(jobs)}\n`);
   console.log(

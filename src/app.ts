@@ -20,6 +20,7 @@ import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
 import { auditTrail } from './http/audit.js';
 import { consoleAssets } from './http/console.js';
+import { withDeepPaging } from './http/deep-paging.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
 
 export interface AppHandle {
@@ -49,7 +50,11 @@ const packageVersion = (
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
   const { config, store, log } = deps;
   const services = createServices(deps);
-  const routes = allRoutes(services);
+  // Issue 16: cursors and an /export sibling for every route that declares a deep search.
+  const routes = withDeepPaging(allRoutes(services), {
+    signingKey: config.installerSigningKey,
+    keepAliveSeconds: config.cursorKeepAliveSeconds,
+  });
   const metrics = createMetrics();
   const openapi = buildOpenApi(routes, packageVersion);
   let indicesReady = false;

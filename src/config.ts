@@ -47,6 +47,8 @@ export interface Config {
   installerUrlTtlSeconds: number;
   /** How long an Idempotency-Key is remembered. */
   idempotencyKeyTtlSeconds: number;
+  /** Issue 16: how long a page-search cursor's point in time stays open after each page. */
+  cursorKeepAliveSeconds: number;
   /** Admission lanes in front of the store (src/http/admission.ts); false: every request runs at once. */
   admission: boolean;
   /** Fixed concurrency limits per lane instead of the adaptive ones. */
@@ -142,6 +144,7 @@ const schema = Joi.object({
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
   ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
   ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
+  ECS_CURSOR_KEEP_ALIVE_SECONDS: Joi.number().integer().min(10).max(3600).default(300),
   ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(false),
   ECS_LANE_LIMITS: laneMap,
   ECS_LANE_QUEUE_MS: laneMap,
@@ -212,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // `npm install && npm start` on a fresh machine (managed local node) is a development run.
     development: (v.ECS_DEVELOPMENT as boolean | undefined) ?? v.ELASTICSEARCH_URL === undefined,
     idempotencyKeyTtlSeconds: v.ECS_IDEMPOTENCY_KEY_TTL_SECONDS as number,
+    cursorKeepAliveSeconds: v.ECS_CURSOR_KEEP_ALIVE_SECONDS as number,
     admission: v.ECS_ADMISSION as boolean,
     laneLimits: parseLaneMap(v.ECS_LANE_LIMITS as string),
     laneQueueMs: parseLaneMap(v.ECS_LANE_QUEUE_MS as string),

@@ -214,9 +214,9 @@ export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
         description: r.description,
         ...(r.schema || r.contentType
           ? {
-              content: {
-                [r.contentType ?? 'application/json']: { schema: r.schema ? toSchema(r.schema) : { type: 'string' } },
-              },
+              content: Object.fromEntries(
+                [r.contentType ?? 'application/json'].flat().map((t) => [t, { schema: r.schema ? toSchema(r.schema) : { type: 'string' } }]),
+              ),
             }
           : {}),
       };

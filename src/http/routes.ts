@@ -13,6 +13,8 @@ import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 import type { Admission, Lane } from './admission.js';
 import { accessFor } from './audit.js';
+import type { DeepSearch } from './deep-paging.js';
+import { Readable } from 'node:stream';
 
 export const API_PREFIX = '/endpoint-control-service/v1';
 
@@ -21,8 +23,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export interface ResponseDecl {
   description: string;
   schema?: Joi.Schema;
-  /** Defaults to application/json when a schema is given. */
-  contentType?: string;
+  /** Defaults to application/json when a schema is given; several when the Accept header chooses. */
+  contentType?: string | string[];
 }
 
 export interface HandlerInput<P, Q, B> {
@@ -38,10 +40,15 @@ export interface HandlerInput<P, Q, B> {
    * must take (derived from the key; src/http/idempotency.ts). Undefined: the service draws one.
    */
   createdId?: string;
+  /** The first of `types` the request's Accept header admits (false: none). */
+  accepts?: (...types: string[]) => string | false;
+  /** Runs work in this operation's lane for this caller (a streamed answer's later store calls). */
+  runInLane?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 export interface Reply {
   status: number;
+  /** A Readable is streamed as is (exports, src/http/deep-paging.ts). */
   body?: unknown;
   /** Set for non-JSON bodies (text/plain). */
   contentType?: string;
@@ -87,6 +94,12 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   /** Error statuses the operation declares (section 7 body). */
   errors: number[];
   handler(input: HandlerInput<P, Q, B>): Promise<Reply>;
+  /**
+   * Extension (issue 16): a page search's deep read, the same search as the handler's prepared
+   * for a point in time. Declaring it gives the route `?cursor=` and an `/export` sibling
+   * (src/http/deep-paging.ts).
+   */
+  deepSearch?(input: HandlerInput<P, Q, B>): Promise<DeepSearch<unknown>>;
 }
 
 /** Identity helper that keeps a declaration's types and erases them for the route table. */
@@ -241,8 +254,10 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
       const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
       const access = accessFor(ctx, principal, deps.orgs);
+      const runInLane = <T>(work: () => Promise<T>): Promise<T> => deps.admission.run(spec.lane, principal.tokenId, work);
+      const accepts = (...types: string[]): string | false => ctx.accepts(...types);
       const run = (createdId?: string): Promise<Reply> =>
-        spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId });
+        spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId, accepts, runInLane });
       // The whole operation (an idempotent one's key claim and outcome too) runs inside its lane.
       const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, () =>
         key === undefined
@@ -257,7 +272,17 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       }
       ctx.status = reply.status;
       for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
-      if (reply.body !== undefined) {
+      if (reply.body instanceof Readable) {
+        const stream = reply.body;
+        ctx.type = reply.contentType ?? 'application/octet-stream';
+        // A stream that fails after its first byte cannot change the status: the connection is cut,
+        // so the client sees a truncated transfer instead of a response that never ends.
+        stream.once('error', (err) => {
+          (ctx.state.log as Logger).error({ err }, 'streamed answer failed');
+          ctx.res.destroy();
+        });
+        ctx.body = stream;
+      } else if (reply.body !== undefined) {
         if (reply.contentType) ctx.type = reply.contentType;
         ctx.body = reply.contentType?.startsWith('text/') ? String(reply.body) : JSON.stringify(reply.body);
         if (!reply.contentType) ctx.type = 'application/json';

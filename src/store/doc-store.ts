@@ -52,7 +52,8 @@ export const LAST_WRITE_WINS_RETRIES = 10;
 export class DocStore<T extends object> {
   readonly index: string;
   constructor(
-    private readonly ctx: StoreContext,
+    /** Public for the deep reads of src/store/scan.ts (points in time on this index). */
+    readonly ctx: StoreContext,
     logicalIndex: string,
     /** Noun used in 404 messages, e.g. "endpoint". */
     private readonly noun: string,

@@ -54,7 +54,7 @@ describe('tenant isolation over every route (generated from the route table)', (
     const orgId = A.orgId;
     const ep = A.endpoint.id;
     const now = (): string => new Date().toISOString();
-    return {
+    const samples: Record<string, { body: () => unknown; empty?: () => unknown; contentType?: string }> = {
       'POST /utm-endpoint': { body: () => ({ orgId, serialId: uid('SN') }) },
       'PUT /utm-endpoint/{id}': { body: () => ({ orgId, serialId: A.utm.serialId, displayName: 'taken' }) },
       'PATCH /utm-endpoint/{id}': {
@@ -110,6 +110,9 @@ describe('tenant isolation over every route (generated from the route table)', (
       // B's own organization has audit events (its creation, its tokens): the criteria-free variant asks for endpoint targets, of which B has none.
       'POST /audit/search-page': { body: () => ({ criteria: { orgId } }), empty: () => ({ criteria: { targetType: 'endpoint' } }) },
     };
+    // Issue 16: a page search's /export sibling takes the page search's body.
+    for (const [k, v] of Object.entries(samples)) if (/search/i.test(k)) samples[`${k}/export`] = v;
+    return samples;
   }
 
   function bodyFor(r: RouteSpec): Body {

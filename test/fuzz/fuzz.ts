@@ -215,7 +215,8 @@ async function send(target: FuzzTarget, op: Op, c: Case, sent: unknown): Promise
   const text = await res.text();
   const type = res.headers.get('content-type') ?? '';
   let body: unknown = text;
-  if (type.includes('json') && text !== '') body = JSON.parse(text);
+  // NDJSON (exports) stays text: one JSON document per line.
+  if (type.includes('json') && !type.includes('ndjson') && text !== '') body = JSON.parse(text);
   return { status: res.status, type, body, path };
 }
 

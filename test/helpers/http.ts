@@ -49,7 +49,9 @@ export class Api {
     const res = await fetch(this.base + url, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
-    if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
+    const type = res.headers.get('content-type') ?? '';
+    // NDJSON (exports) stays text: one JSON document per line.
+    if (type.includes('json') && !type.includes('ndjson') && text !== '') parsed = JSON.parse(text);
     const problems = responseCheckers.get(this.base)?.(method, url.split('?')[0], res.status, res.headers.get('content-type') ?? '', parsed) ?? [];
     if (problems.length > 0) {
       throw new Error(

@@ -6,6 +6,7 @@ import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.j
 import type { PageRequest } from '../../http/paging.js';
 import type { LteEndpointCriteria } from './criteria.js';
 import type { EndpointInput, EndpointService } from './service.js';
+import { deepLte } from './deep-search.js';
 import { endpointBody, lteEndpointRecord, pagedLteCriteria, pageLteEndpoint } from './schema.js';
 
 const TAG = 'lte-endpoint';
@@ -99,6 +100,7 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 200: { description: 'OK', schema: pageLteEndpoint } },
       errors: STD_ERRORS,
       handler: async ({ body, access }) => ok(await svc.searchLte(body.criteria, body.pageRequest, access)),
+      deepSearch: ({ body, access }) => deepLte(svc, body.criteria, body.pageRequest, access),
     }),
   ];
 }

@@ -20,6 +20,7 @@ import {
 } from './schema.js';
 import { lteEndpointRoutes } from './lte-routes.js';
 import { utmEndpointRoutes } from './utm-routes.js';
+import { deepAgents } from './deep-search.js';
 
 const TAG = 'endpoint';
 const AGENT_WRITERS: readonly Role[] = [...WRITERS, 'agent'];
@@ -65,6 +66,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 200: { description: 'OK', schema: pageEndpoint } },
       errors: STD_ERRORS,
       handler: async ({ body, access }) => ok(await svc.searchAgents(body.criteria, body.pageRequest, access)),
+      deepSearch: ({ body, access }) => deepAgents(svc, body.criteria, body.pageRequest, access),
     }),
     defineRoute<Record<string, never>, Record<string, never>, EndpointInput>({
       operationId: 'createEndpoint',

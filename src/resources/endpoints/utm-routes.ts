@@ -8,6 +8,7 @@ import { aggregationTermBucket, countWrapper } from '../../http/schemas.js';
 import type { UtmCriteria } from './criteria.js';
 import { CONNECTION_STATUSES, INTERFACE_STATUSES, WAN_STATUSES, type ConnectionStatus, type InterfaceStatus, type WanStatus } from './model.js';
 import type { EndpointInput, EndpointService } from './service.js';
+import { deepUtm } from './deep-search.js';
 import { endpointBody, endpointIdParams, id, jsonPatchBody, pagedUtmCriteria, pageUtmEndpoint, UTM_CRITERIA, utmEndpointRecord } from './schema.js';
 
 const TAG = 'utm-endpoint';
@@ -222,6 +223,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 200: { description: 'OK', schema: pageUtmEndpoint } },
       errors: STD_ERRORS,
       handler: async ({ body, access }) => ok(await svc.searchUtm(body.criteria, body.pageRequest, access)),
+      deepSearch: ({ body, access }) => deepUtm(svc, body.criteria, body.pageRequest, access),
     }),
     defineRoute<Record<string, never>, Record<string, never>, UtmCriteria>({
       operationId: 'countUtmEndpoints',

@@ -130,6 +130,7 @@ export function orgLicenseContractRoutes(svc: OrgLicenseContractService): RouteS
       responses: { 200: { description: 'OK', schema: pageSchema(orgLicenseContract, 'PageOrgLicenseContract') } },
       errors: STD_ERRORS,
       handler: async ({ body, access }) => ok(await svc.searchPage(body.criteria, body.pageRequest, access)),
+      deepSearch: ({ body, access }) => svc.deepSearch(body.criteria, body.pageRequest, access),
     }),
   ];
 }

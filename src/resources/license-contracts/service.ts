@@ -4,13 +4,14 @@
  */
 import type { Access } from '../../http/auth.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import { pageQuery, toPage, type Page, type PageRequest, type SortOrder } from '../../http/paging.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import { checkIntegerVersion } from '../../store/versions.js';
 import { LICENSE_TYPES, type LicenseType } from '../licenses/model.js';
 import type { OrganizationService } from '../organizations/service.js';
 import { contractId, type OrgLicenseContract, type OrgLicenseContractDoc } from './model.js';
 import type { OrgLicenseContractStore } from './store.js';
+import type { PitSearch } from '../../store/scan.js';
 
 /** An OrgLicenseContract body after validation (server-owned fields stripped, dates as Date). */
 export interface OrgLicenseContractInput {
@@ -37,6 +38,11 @@ export const CONTRACT_SORT_FIELDS: Readonly<Record<string, string>> = {
   updatedAt: 'updatedAt',
   version: 'version',
 };
+
+const CONTRACT_DEFAULT_SORT: SortOrder[] = [
+  { field: 'orgId', direction: 'ASC' },
+  { field: 'type', direction: 'ASC' },
+];
 
 export function toOrgLicenseContract(hit: Stored<OrgLicenseContractDoc>): OrgLicenseContract {
   const d = hit.doc;
@@ -139,6 +145,22 @@ export class OrgLicenseContractService {
     pageRequest: PageRequest,
     access: Access,
   ): Promise<Page<OrgLicenseContract>> {
+    const q = pageQuery(pageRequest, CONTRACT_SORT_FIELDS, CONTRACT_DEFAULT_SORT);
+    const res = await this.store.search(await this.contractQuery(criteria, access), q);
+    return toPage(pageRequest, res.total, res.items.map(toOrgLicenseContract));
+  }
+
+  /** The same search prepared for cursors and exports (issue 16). */
+  async deepSearch(
+    criteria: OrgLicenseContractCriteria,
+    pageRequest: PageRequest,
+    access: Access,
+  ): Promise<PitSearch<OrgLicenseContractDoc, OrgLicenseContract>> {
+    const sort = pageQuery({ ...pageRequest, page: 0 }, CONTRACT_SORT_FIELDS, CONTRACT_DEFAULT_SORT).sort;
+    return this.store.deep(await this.contractQuery(criteria, access), sort, toOrgLicenseContract);
+  }
+
+  private async contractQuery(criteria: OrgLicenseContractCriteria, access: Access): Promise<Query> {
     const filter: Query[] = [];
     if (criteria.orgId !== undefined) {
       await access.assertOrg(criteria.orgId);
@@ -148,11 +170,6 @@ export class OrgLicenseContractService {
     if (criteria.version !== undefined) filter.push({ term: { version: criteria.version } });
     const scope = await access.orgFilter('orgId');
     if (scope) filter.push(scope);
-    const q = pageQuery(pageRequest, CONTRACT_SORT_FIELDS, [
-      { field: 'orgId', direction: 'ASC' },
-      { field: 'type', direction: 'ASC' },
-    ]);
-    const res = await this.store.search({ bool: { filter } }, q);
-    return toPage(pageRequest, res.total, res.items.map(toOrgLicenseContract));
+    return { bool: { filter } };
   }
 }

@@ -8,6 +8,7 @@ import { DocStore, type Query, type SearchResult, type Stored } from '../../stor
 import type { StoreContext } from '../../store/client.js';
 import type { LicenseType } from '../licenses/model.js';
 import { contractId, type OrgLicenseContractDoc } from './model.js';
+import { PitSearch } from '../../store/scan.js';
 
 export class OrgLicenseContractStore {
   private readonly docs: DocStore<OrgLicenseContractDoc>;
@@ -32,6 +33,11 @@ export class OrgLicenseContractStore {
   /** Replaces the document read as `cur` (ConflictError when it changed since). */
   replace(doc: OrgLicenseContractDoc, cur: Stored<OrgLicenseContractDoc>): Promise<Stored<OrgLicenseContractDoc>> {
     return this.docs.put(doc.id, { ...doc, version: cur.version + 1 }, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
+  }
+
+  /** A search prepared for deep reads on a point in time (cursors and exports, issue 16). */
+  deep<R>(query: Query, sort: estypes.SortCombinations[], toRecord: (hit: Stored<OrgLicenseContractDoc>) => R): PitSearch<OrgLicenseContractDoc, R> {
+    return new PitSearch(this.docs, query, sort, toRecord);
   }
 
   search(query: Query, page: { from: number; size: number; sort: estypes.SortCombinations[] }): Promise<SearchResult<OrgLicenseContractDoc>> {

@@ -4,6 +4,7 @@ import { DocStore, type Query, type SearchResult, type Stored, type WriteOptions
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../http/paging.js';
 import type { NetworkHost } from './model.js';
+import { PitSearch } from '../../store/scan.js';
 
 export interface HostWrite {
   host: NetworkHost;
@@ -60,6 +61,11 @@ export class NetworkHostStore {
       else out.failed.push({ id, reason: `${r.error.type}: ${r.error.reason ?? ''}` });
     }
     return out;
+  }
+
+  /** A search prepared for deep reads on a point in time (cursors and exports, issue 16). */
+  deep(query: Query, sort: estypes.SortCombinations[]): PitSearch<NetworkHost, NetworkHost> {
+    return new PitSearch(this.docs, query, sort, (h) => h.doc);
   }
 
   search(query: Query, page: PageQuery): Promise<SearchResult<NetworkHost>> {

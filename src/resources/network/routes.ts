@@ -203,6 +203,7 @@ export function networkRoutes(svc: NetworkService): RouteSpec[] {
       responses: { 200: { description: 'OK', schema: pageSchema(networkHost, 'PageNetworkHost') } },
       errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.search(body.criteria, body.pageRequest, access)),
+      deepSearch: ({ body, access }) => svc.deepSearch(body.criteria, body.pageRequest, access),
     }),
     defineRoute<Record<string, never>, Record<string, never>, HostSighting[]>({
       operationId: 'ingestDiscoveredNetworkHosts',

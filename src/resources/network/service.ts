@@ -11,6 +11,7 @@ import type { Logger } from '../../log.js';
 import { heartbeatId, type HeartbeatStore } from './heartbeat-store.js';
 import { OPTIMISTIC_ATTEMPTS, pauseAfterConflict, readModifyWrite } from '../../store/optimistic.js';
 import type { HostWrite, NetworkHostStore } from './host-store.js';
+import type { PitSearch } from '../../store/scan.js';
 import {
   foldSightings,
   mergeSighting,
@@ -162,6 +163,20 @@ export class NetworkService {
 
   /** POST /network-host/search-page: every criteria field is an exact filter (ipAddress may be a CIDR block). */
   async search(criteria: NetworkHostSearchCriteria, pr: PageRequest, access: Access): Promise<Page<NetworkHost>> {
+    const res = await this.hosts.search(
+      await this.hostQuery(criteria, access),
+      pageQuery(pr, HOST_SORT_FIELDS, [{ field: 'lastSeen', direction: 'DESC' }]),
+    );
+    return toPage(pr, res.total, res.items.map((h) => h.doc));
+  }
+
+  /** The same search prepared for cursors and exports (issue 16). */
+  async deepSearch(criteria: NetworkHostSearchCriteria, pr: PageRequest, access: Access): Promise<PitSearch<NetworkHost, NetworkHost>> {
+    const sort = pageQuery({ ...pr, page: 0 }, HOST_SORT_FIELDS, [{ field: 'lastSeen', direction: 'DESC' }]).sort;
+    return this.hosts.deep(await this.hostQuery(criteria, access), sort);
+  }
+
+  private async hostQuery(criteria: NetworkHostSearchCriteria, access: Access): Promise<Query> {
     const filter: Query[] = [];
     if (criteria.orgId !== undefined) {
       await access.assertOrg(criteria.orgId);
@@ -177,11 +192,7 @@ export class NetworkService {
       filter.push({ term: { macAddress: mac } });
     }
     if (criteria.status !== undefined) filter.push({ term: { status: criteria.status } });
-    const res = await this.hosts.search(
-      { bool: { filter } },
-      pageQuery(pr, HOST_SORT_FIELDS, [{ field: 'lastSeen', direction: 'DESC' }]),
-    );
-    return toPage(pr, res.total, res.items.map((h) => h.doc));
+    return { bool: { filter } };
   }
 
   /** GET /network-host/{id} (extension): realtime read. */

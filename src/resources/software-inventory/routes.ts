@@ -112,6 +112,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       responses: { 200: { description: 'OK', schema: pageEndpointInstalledSoftwareCount } },
       errors: WITH_404,
       handler: async ({ params, body, access }) => ok(await svc.summaryPage(params.id, body, access)),
+      deepSearch: ({ params, body, access }) => svc.deepSummary(params.id, body, access),
     }),
     defineRoute<EndpointParams>({
       operationId: 'getEndpointSoftwareInventory',
@@ -162,6 +163,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       responses: { 200: { description: 'OK', schema: pageSoftwareInventoryData } },
       errors: WITH_404,
       handler: async ({ params, body, access }) => ok(await svc.searchForEndpoint(params.id, body, access)),
+      deepSearch: ({ params, body, access }) => svc.deepForEndpoint(params.id, body, access),
     }),
     defineRoute<EndpointNameParams, Record<string, never>, SingleItem>({
       operationId: 'addEndpointSoftware',

@@ -9,6 +9,7 @@ import type { Access } from '../../http/auth.js';
 import { BadRequestError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { pageQuery, RESULT_WINDOW, toPage, type Page, type PageRequest, type SortOrder } from '../../http/paging.js';
 import type { Query, WriteOptions } from '../../store/doc-store.js';
+import { CompositeSearch, PitSearch } from '../../store/scan.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
 import {
@@ -402,5 +403,45 @@ export class SoftwareInventoryService {
       after = res.after;
     }
     return toPage(pr, distinct, items);
+  }
+
+  // ---- deep reads: cursors and exports (issue 16, src/http/deep-paging.ts) ----
+
+  /** searchForEndpoint prepared for a point in time. */
+  async deepForEndpoint(endpointId: string, req: PagedSearch, access: Access): Promise<PitSearch<SoftwareInventoryDoc, EndpointInstalledSoftware>> {
+    const owner = await this.owner(endpointId, access);
+    const sort = pageQuery({ ...req.pageRequest, page: 0 }, INVENTORY_SORT_FIELDS, [
+      { field: 'name', direction: 'ASC' },
+      { field: 'version', direction: 'ASC' },
+    ]).sort;
+    const query: Query = { bool: { filter: [{ term: { endpointId: owner.id } }, ...criteriaFilters(req.criteria)] } };
+    return new PitSearch(this.store.docs, query, sort, (h) => toRecord(h.doc));
+  }
+
+  /**
+   * summaryPage in name/version order, page after page of the composite aggregation (its
+   * after-key is the position). Count order has no after-key (a terms aggregation ends at the
+   * 10,000th pair), so a cursor or an export of the summary is in name/version order only.
+   */
+  async deepSummary(orgId: string, req: PagedSearch, access: Access): Promise<CompositeSearch<EndpointInstalledSoftwareCount>> {
+    await this.orgScope(orgId, access);
+    const sort = req.pageRequest.sort ?? [];
+    if (sort.some((s) => s.field === 'count')) {
+      throw new ValidationError('pageRequest.sort: a cursor or an export of the summary is in name and version order (count-sorted pages end at the 10,000th pair)');
+    }
+    const sources: { field: 'name' | 'version'; order: SourceOrder }[] = [];
+    for (const s of sort) {
+      if ((s.field === 'name' || s.field === 'version') && !sources.some((x) => x.field === s.field)) {
+        sources.push({ field: s.field, order: direction(s) });
+      }
+    }
+    for (const field of ['name', 'version'] as const) {
+      if (!sources.some((x) => x.field === field)) sources.push({ field, order: 'asc' });
+    }
+    const query = await this.orgQuery(orgId, criteriaFilters(req.criteria));
+    return new CompositeSearch(async (after, size, withTotal) => {
+      const res = await this.store.pairsComposite(query, sources, size, after, withTotal);
+      return { items: res.buckets, after: res.after, total: res.distinct };
+    });
   }
 }
