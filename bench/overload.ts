@@ -30,6 +30,8 @@ export interface OpenLoopResult {
 
 export interface OverloadResult {
   connectMaxRps: number;
+  /** The quiet-day cost: connect's closed-loop maximum with lanes on and off, rounds interleaved (best of each). */
+  quietConnect: { onRps: number[]; offRps: number[]; ratio: number };
   agentRate: number;
   socMaxRps: number;
   socRate: number;
@@ -180,6 +182,7 @@ export async function overloadBench(opts: {
   // The lanes are off by default (docs/decisions.md): the overload is measured against a service
   // with them on, and compared with the same load on one without (ECS_ADMISSION=false).
   const svc = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_ADMISSION: 'true' } });
+  const noLanes = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_ADMISSION: 'false' } });
   try {
   const S = opts.quick ? 6 : 12;
   // Agents' requests spread over 16 tokens (real agents each have their own): one token for all
@@ -201,22 +204,33 @@ export async function overloadBench(opts: {
       : { method: 'POST', path: `${API}/utm-endpoint/model/aggregation`, token: soc[i % soc.length], body: aggregation };
 
   let n = 0;
-  const connectMaxRps = (
-    await closedLoop(
-      svc.url,
-      S,
-      [
-        {
-          method: 'POST',
-          setupRequest: (r) => {
-            const q = connect(n++);
-            return { ...r, path: q.path, headers: { ...r.headers, 'x-auth-token': q.token } };
+  const connectMax = async (url: string): Promise<number> =>
+    (
+      await closedLoop(
+        url,
+        S,
+        [
+          {
+            method: 'POST',
+            setupRequest: (r) => {
+              const q = connect(n++);
+              return { ...r, path: q.path, headers: { ...r.headers, 'x-auth-token': q.token } };
+            },
           },
-        },
-      ],
-      agentTokens[0],
-    )
-  ).ok;
+        ],
+        agentTokens[0],
+      )
+    ).ok;
+  // The quiet-day cost of the lanes: connect alone at 64 connections, lanes on and off, interleaved.
+  const onRps: number[] = [];
+  const offRps: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    onRps.push(await connectMax(svc.url));
+    offRps.push(await connectMax(noLanes.url));
+  }
+  const connectMaxRps = Math.max(...onRps);
+  const quietConnect = { onRps, offRps, ratio: connectMaxRps / Math.max(1, ...offRps) };
+  log(`overload: quiet connect max, lanes on ${onRps.map((x) => x.toFixed(0)).join(', ')}/s, off ${offRps.map((x) => x.toFixed(0)).join(', ')}/s (ratio ${quietConnect.ratio.toFixed(2)})`);
   const agentRate = Math.max(1, Math.round(connectMaxRps * 0.3));
   let m = 0;
   const socMaxRps = (
@@ -245,14 +259,9 @@ export async function overloadBench(opts: {
   const lanesAfter = await lanes(svc.url);
   log(`overload: agents alone p99 ${agentsAlone.okP99} ms; with SOC p99 ${agents.okP99} ms, served ${(agents.servedRatio * 100).toFixed(1)} %`);
 
-  const noLanes = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_ADMISSION: 'false' } });
-  let withoutLanes: OverloadResult['withoutLanes'];
-  try {
-    const [a, sl] = await Promise.all([openLoop(noLanes.url, agentRate, S, 256, connect), openLoop(noLanes.url, socRate, S, 256, socReq)]);
-    withoutLanes = { agents: a, soc: sl };
-  } finally {
-    await noLanes.stop();
-  }
+  const [a, sl] = await Promise.all([openLoop(noLanes.url, agentRate, S, 256, connect), openLoop(noLanes.url, socRate, S, 256, socReq)]);
+  const withoutLanes: OverloadResult['withoutLanes'] = { agents: a, soc: sl };
+  await noLanes.stop();
   log(`overload without lanes: agents p99 ${withoutLanes.agents.okP99} ms, served ${(withoutLanes.agents.servedRatio * 100).toFixed(1)} %`);
 
   // Bogus-token flood at the maximum rate (64 connections, a new token each request).
@@ -291,6 +300,7 @@ export async function overloadBench(opts: {
   );
 
   const targets = [
+    { name: 'quiet day: connect maximum with lanes ≥ 0.95 × without', value: `${connectMaxRps.toFixed(0)} vs ${Math.max(...offRps).toFixed(0)}/s (×${quietConnect.ratio.toFixed(2)})`, met: quietConnect.ratio >= 0.95 },
     { name: 'agents connect p99 under overload ≤ 2 × alone', value: `${agents.okP99} vs ${agentsAlone.okP99} ms (×${(agents.okP99 / agentsAlone.okP99).toFixed(2)})`, met: agents.okP99 <= 2 * agentsAlone.okP99 },
     { name: 'agents served ≥ 99 % of offered under overload', value: `${(agents.servedRatio * 100).toFixed(1)} %`, met: agents.servedRatio >= 0.99 },
     { name: 'shed SOC requests answered p99 ≤ 50 ms', value: `${socLoaded.shedP99} ms (${socLoaded.shed} shed)`, met: socLoaded.shedP99 <= 50 },
@@ -300,6 +310,7 @@ export async function overloadBench(opts: {
   ];
   return {
     connectMaxRps,
+    quietConnect,
     agentRate,
     socMaxRps,
     socRate,
@@ -322,6 +333,7 @@ export async function overloadBench(opts: {
   };
   } finally {
     await svc.stop();
+    await noLanes.stop();
   }
 }
 
@@ -330,6 +342,8 @@ export function overloadTable(r: OverloadResult): string {
   const row = (name: string, x: OpenLoopResult): string =>
     `| ${name} | ${x.offered} | ${x.ok} | ${x.shed} | ${x.notSent + x.other} | ${(x.servedRatio * 100).toFixed(1)} % | ${x.okP50} / ${x.okP99} | ${x.shed ? x.shedP99 : '-'} |`;
   return [
+    `Connect maximum (closed loop, 64 connections) with lanes ${r.quietConnect.onRps.map((x) => x.toFixed(0)).join(' / ')}/s, without ${r.quietConnect.offRps.map((x) => x.toFixed(0)).join(' / ')}/s (rounds interleaved; best ratio ${r.quietConnect.ratio.toFixed(2)}).`,
+    '',
     `Connect maximum ${r.connectMaxRps.toFixed(0)}/s → agents offered ${r.agentRate}/s; SOC maximum ${r.socMaxRps.toFixed(0)}/s → offered ${r.socRate}/s.`,
     '',
     '| phase | offered | 2xx | shed (429/503) | other / not sent | served | 2xx p50 / p99 ms | shed p99 ms |',

@@ -47,6 +47,8 @@ export interface Config {
   admission: boolean;
   /** Fixed concurrency limits per lane instead of the adaptive ones. */
   laneLimits: Partial<Record<Lane, number>>;
+  /** Ceilings per lane (the agent lane's safety ceiling; the others' start and maximum). */
+  laneMax: Partial<Record<Lane, number>>;
   /** Longest queue wait per lane, overriding the defaults. */
   laneQueueMs: Partial<Record<Lane, number>>;
   tokenNegativeCacheSeconds: number;
@@ -133,8 +135,9 @@ const schema = Joi.object({
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
   ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
   ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
-  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(false),
+  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(true),
   ECS_LANE_LIMITS: laneMap,
+  ECS_LANE_MAX: laneMap,
   ECS_LANE_QUEUE_MS: laneMap,
   ECS_TOKEN_NEGATIVE_CACHE_SECONDS: Joi.number().integer().min(0).default(10),
   ECS_AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).default(60),
@@ -198,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyKeyTtlSeconds: v.ECS_IDEMPOTENCY_KEY_TTL_SECONDS as number,
     admission: v.ECS_ADMISSION as boolean,
     laneLimits: parseLaneMap(v.ECS_LANE_LIMITS as string),
+    laneMax: parseLaneMap(v.ECS_LANE_MAX as string),
     laneQueueMs: parseLaneMap(v.ECS_LANE_QUEUE_MS as string),
     tokenNegativeCacheSeconds: v.ECS_TOKEN_NEGATIVE_CACHE_SECONDS as number,
     authFailuresPerMinute: v.ECS_AUTH_FAILURES_PER_MINUTE as number,
