@@ -135,7 +135,7 @@ const schema = Joi.object({
   ECS_INSTALLER_URL_TTL_SECONDS: Joi.number().integer().min(1).default(900),
   ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
   ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
-  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(true),
+  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(false),
   ECS_LANE_LIMITS: laneMap,
   ECS_LANE_MAX: laneMap,
   ECS_LANE_QUEUE_MS: laneMap,
