@@ -74,6 +74,9 @@ export class AgentLatency {
     if (this.history.length < BASELINE_MIN_WINDOWS) return 'clear';
     const sorted = this.history.map((h) => h.avg).sort((a, b) => a - b);
     this.baselineMs = sorted[Math.floor(BASELINE_PERCENTILE * (sorted.length - 1))];
-    return avg > this.baselineMs * this.opts.tolerance + this.opts.slackMs ? 'congested' : 'clear';
+    const above = avg > this.baselineMs * this.opts.tolerance + this.opts.slackMs;
+    // A few slow samples of a quiet minute are no evidence of congestion.
+    if (above && samples < MIN_SAMPLES) return 'unknown';
+    return above ? 'congested' : 'clear';
   }
 }

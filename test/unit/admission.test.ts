@@ -63,6 +63,19 @@ describe('admission lanes: agents first', () => {
     for (const lane of ['admin', 'interactive', 'heavy'] as const) expect(a.lane(lane).limit).to.equal(DEFAULT_LANES[lane].max);
   });
 
+  it('a few slow agent requests in a quiet second shrink nothing: congestion needs a full window', async () => {
+    const { a, call, clock } = harness();
+    for (let i = 0; i < 200; i++) await call('agent', 5);
+    // A long quiet window closes the last busy one.
+    clock.t += 2000;
+    await call('agent', 5);
+    for (let i = 0; i < 5; i++) {
+      clock.t += 2000;
+      await call('agent', 200);
+    }
+    expect(a.lane('heavy').limit).to.equal(DEFAULT_LANES.heavy.max);
+  });
+
   it('heavy work slowing down by itself shrinks nothing: only the agents steer', async () => {
     const { a, call } = harness();
     for (let i = 0; i < 100; i++) await call('agent', 5);
