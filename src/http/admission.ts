@@ -47,7 +47,7 @@ export interface LaneSettings {
 export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
   agent: { min: 4096, max: 4096, queueMs: 1000, squeeze: 1, shedStanding: false },
   admin: { min: 4, max: 128, queueMs: 1000, squeeze: 0.9, shedStanding: false },
-  interactive: { min: 4, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: true },
+  interactive: { min: 4, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: false },
   heavy: { min: 1, max: 64, queueMs: 500, squeeze: 0.5, shedStanding: true },
 };
 
@@ -144,8 +144,13 @@ class LaneState {
   }
 }
 
-/** A request a full lane sheds as the service's condition: a deliberate answer, not a failure to warn about. */
-export class LaneShedError extends ServiceUnavailableError {}
+/** The 503s the lanes answered: deliberate answers, not failures to warn about. */
+const shedAnswers = new WeakSet<object>();
+
+/** Whether `err` is a request a full lane shed as the service's condition (503). */
+export function isLaneShed(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && shedAnswers.has(err);
+}
 
 /** The lanes and the one entry point that runs work inside them. */
 export class Admission {
@@ -341,7 +346,9 @@ export class Admission {
       const l = this.lanes[lane];
       if (verdict === 'congested') l.scale(l.settings.squeeze);
       else {
-        l.scale(GROWTH, 1);
+        // No agent for a long window: nothing to protect, every lane back to its ceiling.
+        if (verdict === 'idle') l.scale(1, Infinity);
+        else l.scale(GROWTH, 1);
         // A lane that grew may take waiters at once.
         this.drain(l, now);
       }
@@ -358,8 +365,10 @@ export class Admission {
     // `held` counts the shed request itself: what the caller holds besides it.
     const own = !l.squeezed && caller !== undefined && LaneState.count(l.held, caller) - 1 >= share;
     this.shedTotal?.inc({ lane: l.name, status: own ? '429' : '503' });
-    return own
+    const err = own
       ? new TooManyRequestsError(RETRY_AFTER_SECONDS, `too many concurrent ${l.name} requests from this token; retry later`)
-      : new LaneShedError(`the service is at capacity for ${l.name} requests; retry later`, RETRY_AFTER_SECONDS);
+      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, RETRY_AFTER_SECONDS);
+    if (!own) shedAnswers.add(err);
+    return err;
   }
 }

@@ -10,8 +10,11 @@
  * between the bad ones hold it down), which a moving average would soon take for normal.
  */
 
-/** A window's verdict: agents' latency above their tolerance, within it, or no evidence. */
-export type Verdict = 'congested' | 'clear' | 'unknown';
+/**
+ * A window's verdict: agents' latency above their tolerance, within it, no evidence, or no
+ * agents at all (nothing to protect).
+ */
+export type Verdict = 'congested' | 'clear' | 'unknown' | 'idle';
 
 export const WINDOW_MS = 100;
 export const LONG_WINDOW_MS = 1000;
@@ -66,7 +69,7 @@ export class AgentLatency {
     this.windowStart = undefined;
     this.sum = 0;
     this.samples = 0;
-    if (samples === 0) return agentsInFlight > 0 ? 'unknown' : 'clear';
+    if (samples === 0) return agentsInFlight > 0 ? 'unknown' : 'idle';
     const avg = sum / samples;
     this.lastWindowMs = avg;
     while (this.history.length > 0 && now - this.history[0].at > BASELINE_MS) this.history.shift();

@@ -76,6 +76,20 @@ describe('admission lanes: agents first', () => {
     expect(a.lane('heavy').limit).to.equal(DEFAULT_LANES.heavy.max);
   });
 
+  it('lanes shrunk for the agents are back at their ceilings after a long window without agents', async () => {
+    const { a, call, clock } = harness();
+    for (let i = 0; i < 200; i++) await call('agent', 5);
+    for (let i = 0; i < 100; i++) await call('agent', 40);
+    expect(a.lane('heavy').limit).to.equal(DEFAULT_LANES.heavy.min);
+    // The agents' last window closes, then a long one passes with none of them.
+    for (let i = 0; i < 3; i++) {
+      clock.t += 1500;
+      await call('heavy', 1);
+    }
+    expect(a.lane('heavy').limit).to.equal(DEFAULT_LANES.heavy.max);
+    expect(a.lane('interactive').limit).to.equal(DEFAULT_LANES.interactive.max);
+  });
+
   it('heavy work slowing down by itself shrinks nothing: only the agents steer', async () => {
     const { a, call } = harness();
     for (let i = 0; i < 100; i++) await call('agent', 5);
