@@ -11,9 +11,10 @@
  * administrative writes least); while it is within it they grow back. Within a lane, a full
  * lane's freed slot goes to the waiting caller (token) that holds the fewest, so one SOC user
  * cannot take a whole lane. A queue absorbs a burst (a console issues its overview's requests
- * at once) but not a standing overload: once it has not been empty for STANDING_MS it serves
- * newest first and sheds whatever waited longer than STANDING_WAIT_MS (adaptive LIFO with
- * CoDel's "standing queue" test). docs/decisions.md ("Overload: agents first") says why.
+ * at once); the heavy lane's queue, once shrunk, does not absorb a standing overload: when it
+ * has not drained for STANDING_MS it serves newest first and sheds whatever waited longer than
+ * STANDING_WAIT_MS (adaptive LIFO with CoDel's "standing queue" test). docs/decisions.md
+ * ("Overload: agents first") says why.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
