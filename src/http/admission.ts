@@ -81,9 +81,9 @@ const STANDING_MS = 100;
 const STANDING_WAIT_MS = 10;
 /** A lane's queue holds at most this many requests per slot of its limit, and never fewer than QUEUE_MIN. */
 const QUEUE_PER_SLOT = 4;
-const QUEUE_MIN = 64;
+const QUEUE_MIN = 128;
 /** One caller may queue at least this many in a lane (a console's burst), more while few are active. */
-const CALLER_QUEUE_MIN = 16;
+const CALLER_QUEUE_MIN = 64;
 
 interface Waiter {
   caller: string | undefined;

@@ -32,7 +32,7 @@ export interface AgentLatencyOptions {
   slackMs: number;
 }
 
-export const DEFAULT_AGENT_LATENCY: AgentLatencyOptions = { tolerance: 1.5, slackMs: 2 };
+export const DEFAULT_AGENT_LATENCY: AgentLatencyOptions = { tolerance: 2, slackMs: 5 };
 
 export class AgentLatency {
   private windowStart: number | undefined;

@@ -146,16 +146,16 @@ describe('admission lanes: agents first', () => {
   it("one caller's burst beyond the queue is shed as its own excess (429); others still queue", async () => {
     const a = new Admission({ enabled: true, fixedLimits: { heavy: 1 }, queueMs: { heavy: 60_000 } });
     const h = held(a, 'heavy', 'x');
-    const burst = Array.from({ length: 80 }, () => a.run('heavy', 'x', async () => 'ran').catch((e: unknown) => e));
+    const burst = Array.from({ length: 160 }, () => a.run('heavy', 'x', async () => 'ran').catch((e: unknown) => e));
     await settle();
-    // Half the queue (64): the other half is left for callers to come.
-    expect(a.lane('heavy').queued).to.equal(32);
+    // Half the queue (128): the other half is left for callers to come.
+    expect(a.lane('heavy').queued).to.equal(64);
     const other = a.run('heavy', 'y', async () => 'y ran');
-    expect(a.lane('heavy').queued).to.equal(33);
+    expect(a.lane('heavy').queued).to.equal(65);
     h.open();
     const answers = await Promise.all(burst);
-    expect(answers.filter((x) => x === 'ran')).to.have.length(32);
-    expect(answers.filter((x) => x instanceof TooManyRequestsError)).to.have.length(48);
+    expect(answers.filter((x) => x === 'ran')).to.have.length(64);
+    expect(answers.filter((x) => x instanceof TooManyRequestsError)).to.have.length(96);
     expect(await other).to.equal('y ran');
   });
 
