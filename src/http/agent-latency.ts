@@ -20,6 +20,8 @@ export const WINDOW_MS = 100;
 export const LONG_WINDOW_MS = 1000;
 export const MIN_SAMPLES = 8;
 export const BASELINE_MS = 60_000;
+/** Long windows without any agent, in a row, before the lanes go back to their ceilings. */
+export const IDLE_WINDOWS = 3;
 /** The baseline is this percentile of the recent window averages. */
 const BASELINE_PERCENTILE = 0.1;
 /** Windows needed before the baseline is trusted (until then: no verdict but 'clear'). */
@@ -40,6 +42,7 @@ export class AgentLatency {
   private samples = 0;
   /** Window averages (ms) and when each window closed, oldest first. */
   private readonly history: { at: number; avg: number }[] = [];
+  private emptyWindows = 0;
   /** The last closed window's average and the baseline it was judged against (metrics). */
   lastWindowMs = 0;
   baselineMs = 0;
@@ -69,7 +72,14 @@ export class AgentLatency {
     this.windowStart = undefined;
     this.sum = 0;
     this.samples = 0;
-    if (samples === 0) return agentsInFlight > 0 ? 'unknown' : 'idle';
+    if (samples === 0) {
+      if (agentsInFlight > 0) return 'unknown';
+      // Agents absent for IDLE_WINDOWS long windows in a row (not a lull: under overload their
+      // requests may wait unread in the sockets, invisible here) leave nothing to protect.
+      this.emptyWindows += 1;
+      return this.emptyWindows >= IDLE_WINDOWS ? 'idle' : 'clear';
+    }
+    this.emptyWindows = 0;
     const avg = sum / samples;
     this.lastWindowMs = avg;
     while (this.history.length > 0 && now - this.history[0].at > BASELINE_MS) this.history.shift();
