@@ -103,6 +103,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     admission: new Admission({
       enabled: config.admission,
       fixedLimits: config.laneLimits,
+      maxLimits: config.laneMax,
       queueMs: config.laneQueueMs,
       registry: metrics.registry,
       translate: translateStoreError,

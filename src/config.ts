@@ -53,6 +53,8 @@ export interface Config {
   admission: boolean;
   /** Fixed concurrency limits per lane instead of the adaptive ones. */
   laneLimits: Partial<Record<Lane, number>>;
+  /** Ceilings per lane (the agent lane's safety ceiling; the others' start and maximum). */
+  laneMax: Partial<Record<Lane, number>>;
   /** Longest queue wait per lane, overriding the defaults. */
   laneQueueMs: Partial<Record<Lane, number>>;
   tokenNegativeCacheSeconds: number;
@@ -147,6 +149,7 @@ const schema = Joi.object({
   ECS_CURSOR_KEEP_ALIVE_SECONDS: Joi.number().integer().min(10).max(3600).default(300),
   ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(false),
   ECS_LANE_LIMITS: laneMap,
+  ECS_LANE_MAX: laneMap,
   ECS_LANE_QUEUE_MS: laneMap,
   ECS_TOKEN_NEGATIVE_CACHE_SECONDS: Joi.number().integer().min(0).default(10),
   ECS_AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).default(60),
@@ -218,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cursorKeepAliveSeconds: v.ECS_CURSOR_KEEP_ALIVE_SECONDS as number,
     admission: v.ECS_ADMISSION as boolean,
     laneLimits: parseLaneMap(v.ECS_LANE_LIMITS as string),
+    laneMax: parseLaneMap(v.ECS_LANE_MAX as string),
     laneQueueMs: parseLaneMap(v.ECS_LANE_QUEUE_MS as string),
     tokenNegativeCacheSeconds: v.ECS_TOKEN_NEGATIVE_CACHE_SECONDS as number,
     authFailuresPerMinute: v.ECS_AUTH_FAILURES_PER_MINUTE as number,

@@ -1,163 +1,180 @@
 /**
  * Admission control: every operation belongs to one lane (declared in its route), and each
- * lane has its own concurrency limit in front of the store, a short bounded queue, and sheds
- * at once beyond it (429 for a caller's own excess, 503 for the service's) with Retry-After.
+ * lane has its own concurrency limit in front of the store, a bounded queue, and sheds beyond
+ * it (429 for a caller's own excess, 503 for the service's) with Retry-After.
  *
- * Limits adapt to measured latency (a simplified Netflix concurrency-limits Gradient2): each
- * lane compares a short-term average of its handler time with a long-term one and shrinks
- * when the short term grows beyond `tolerance` × the long term. A lane also shrinks when a
- * lane of higher priority sees its latency grow, so store contention caused by heavy work is
- * paid by heavy work, never by agents. Every lane keeps a floor (`min`) so it is never
- * starved. docs/decisions.md ("Issue 17") says why.
+ * Agents first, without costing them anything: the agent lane has no adaptive limit, only a
+ * high safety ceiling (its work is short and group-committed: capping its concurrency shrinks
+ * the batches and makes each request cost the store more). It is protected from below: the
+ * agents' latency is watched against its own baseline (src/http/agent-latency.ts), and while
+ * it is above its tolerance the lower lanes' limits shrink multiplicatively (heavy most,
+ * administrative writes least); while it is within it they grow back. Within a lane, a full
+ * lane's freed slot goes to the waiting caller (token) that holds the fewest, so one SOC user
+ * cannot take a whole lane. A queue absorbs a burst (a console issues its overview's requests
+ * at once); the heavy lane's queue, once shrunk, does not absorb a standing overload: when it
+ * has not drained for STANDING_MS it serves newest first and sheds whatever waited longer than
+ * STANDING_WAIT_MS (adaptive LIFO with CoDel's "standing queue" test). docs/decisions.md
+ * ("Overload: agents first") says why.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
+import { AgentLatency, DEFAULT_AGENT_LATENCY, type AgentLatencyOptions, type Verdict } from './agent-latency.js';
 
-/** Lanes in priority order: earlier lanes are protected from the contention of later ones. */
+/** Lanes in priority order. */
 export const LANES = ['agent', 'admin', 'interactive', 'heavy'] as const;
 export type Lane = (typeof LANES)[number];
 
 export interface LaneSettings {
   /** Floor: the lane always admits at least this many at once. */
   min: number;
-  initial: number;
+  /** Ceiling, and the limit a lane starts at (and returns to while agents are well). */
   max: number;
-  /** The longest a request waits in the lane's queue before it is shed. */
+  /** The longest a request waits in the lane's queue while the queue absorbs a burst. */
   queueMs: number;
+  /** Factor applied to the limit for each window in which agents are congested (1: never shrinks). */
+  squeeze: number;
+  /**
+   * Whether a standing queue sheds fast (newest first, short waits). Only while the lane is
+   * shrunk for the agents (or has a fixed limit): at its ceiling a queue is a burst to absorb.
+   */
+  shedStanding: boolean;
 }
 
 /**
- * Defaults, sized for the ratios of the work rather than for one machine: the adaptive limit
- * moves between `min` and `max`. Agents' hot paths are short store round trips and queue
- * long (as do people's reads and the rare administrative writes, which should rather wait than fail); heavy work queues barely (a shed answer is worth more than a late one).
+ * Defaults. The agent lane's limit is only a safety ceiling. The other lanes start at their
+ * ceiling — on a quiet day they behave as if there were no lanes — and shrink towards their
+ * floor only while the agents' latency says they must; heavy work first and hardest.
  */
 export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
-  agent: { min: 16, initial: 64, max: 1024, queueMs: 1000 },
-  admin: { min: 8, initial: 16, max: 128, queueMs: 1000 },
-  interactive: { min: 8, initial: 32, max: 256, queueMs: 1000 },
-  heavy: { min: 1, initial: 8, max: 64, queueMs: 25 },
+  agent: { min: 4096, max: 4096, queueMs: 1000, squeeze: 1, shedStanding: false },
+  admin: { min: 4, max: 128, queueMs: 1000, squeeze: 0.9, shedStanding: false },
+  interactive: { min: 4, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: false },
+  heavy: { min: 1, max: 64, queueMs: 500, squeeze: 0.5, shedStanding: true },
 };
 
 export interface AdmissionOptions {
   enabled: boolean;
   /** How a handler's error will be answered (the store's translation, from the app): a 5xx makes the lane back off. Unset: only AppErrors count. */
   translate?: (err: unknown) => unknown;
-  /** Fixed limits per lane (min = max = initial), e.g. for a test that fills a lane. */
+  /** Fixed limits per lane (min = max), e.g. for a test that fills a lane. */
   fixedLimits?: Partial<Record<Lane, number>>;
+  /** Ceilings per lane overriding the defaults (the agent lane's safety ceiling included). */
+  maxLimits?: Partial<Record<Lane, number>>;
   /** Queue waits per lane overriding the defaults. */
   queueMs?: Partial<Record<Lane, number>>;
+  agentLatency?: AgentLatencyOptions;
   registry?: Registry;
+  /** The longest wait in a standing queue (default STANDING_WAIT_MS; tests lengthen it). */
+  standingWaitMs?: number;
   /** The clock handler times are read from (milliseconds); tests drive their own. */
   now?: () => number;
 }
 
-/** Gradient2's defaults: short window ~10 samples, long ~500, tolerance 1.5, smoothing 0.2. */
-const SHORT_ALPHA = 0.2;
-const LONG_ALPHA = 1 / 500;
-const TOLERANCE = 1.5;
-const SMOOTHING = 0.2;
-/** A higher lane's congestion signal counts while it is this fresh. */
-const SIGNAL_MS = 1000;
+/** Growth per window while agents are well: ×GROWTH + 1, so a floor of 1 is back at 64 in ~1.5 s of windows. */
+const GROWTH = 1.25;
+/** A store failure (5xx) of a lower lane's request: that lane backs off by this factor. */
+const FAILURE_SQUEEZE = 0.9;
 const RETRY_AFTER_SECONDS = 1;
-/**
- * A lane's queue holds at most this many requests per slot of its limit, and never fewer than
- * QUEUE_MIN (a burst of one client's concurrent writes must not be shed on an idle service);
- * the lane's wait bounds it in time.
- */
+/** A queue not empty for this long is standing, not a burst (CoDel's interval). */
+const STANDING_MS = 100;
+/** In a standing queue a request waits at most this long (then it is shed, well within 50 ms). */
+const STANDING_WAIT_MS = 10;
+/** A lane's queue holds at most this many requests per slot of its limit, and never fewer than QUEUE_MIN. */
 const QUEUE_PER_SLOT = 4;
-const QUEUE_MIN = 64;
+const QUEUE_MIN = 128;
+/** One caller may queue at least this many in a lane (a console's burst), more while few are active. */
+const CALLER_QUEUE_MIN = 64;
 
 interface Waiter {
   caller: string | undefined;
+  enqueuedAt: number;
   start(): void;
+  shed(err: AppError): void;
   timer: NodeJS.Timeout;
 }
 
-/** One lane's adaptive limit, in-flight count and queue. */
+/** One lane's limit, in-flight count and queue. */
 class LaneState {
   limit: number;
   inFlight = 0;
   readonly queue: Waiter[] = [];
-  readonly perCaller = new Map<string, number>();
-  private shortRtt = 0;
-  private longRtt = 0;
-  /** The last gradient (< 1 means congested) and when it was measured (-∞: never). */
-  gradient = 1;
-  gradientAt = -Infinity;
+  /** Per caller: requests running, and requests running or queued. */
+  readonly running = new Map<string, number>();
+  readonly held = new Map<string, number>();
+  /**
+   * When the lane last kept up: a request admitted without waiting, or the queue drained by
+   * serving it (a queue emptied by shedding still stands).
+   */
+  emptyAt = 0;
 
   constructor(
     readonly name: Lane,
     readonly settings: LaneSettings,
     readonly adaptive: boolean,
   ) {
-    this.limit = settings.initial;
+    this.limit = settings.max;
   }
 
   get capacity(): number {
     return Math.max(this.settings.min, Math.floor(this.limit));
   }
 
-  /** The caller's requests in this lane (in flight and queued). */
-  held(caller: string | undefined): number {
-    return caller === undefined ? 0 : (this.perCaller.get(caller) ?? 0);
+  /** Shrunk by the controller or by store failures: a shed request is then the service's condition. */
+  get squeezed(): boolean {
+    return this.capacity < this.settings.max;
   }
 
-  hold(caller: string | undefined, delta: number): void {
+  static count(m: Map<string, number>, caller: string | undefined): number {
+    return caller === undefined ? 0 : (m.get(caller) ?? 0);
+  }
+
+  static add(m: Map<string, number>, caller: string | undefined, delta: number): void {
     if (caller === undefined) return;
-    const n = (this.perCaller.get(caller) ?? 0) + delta;
-    if (n <= 0) this.perCaller.delete(caller);
-    else this.perCaller.set(caller, n);
+    const n = (m.get(caller) ?? 0) + delta;
+    if (n <= 0) m.delete(caller);
+    else m.set(caller, n);
   }
 
-  /** Records one completed request's handler time; `external` is the worst gradient of the lanes above. */
-  sample(rttMs: number, external: number, now: number): void {
-    const rtt = Math.max(rttMs, 0.05);
-    if (this.longRtt === 0) {
-      this.shortRtt = rtt;
-      this.longRtt = rtt;
-    } else {
-      this.shortRtt += SHORT_ALPHA * (rtt - this.shortRtt);
-      this.longRtt += LONG_ALPHA * (rtt - this.longRtt);
-      // The long term drifted up (a past overload): let it come back down (as Gradient2 does).
-      if (this.longRtt / this.shortRtt > 2) this.longRtt *= 0.95;
-    }
-    this.gradient = Math.max(0.5, Math.min(1, (TOLERANCE * this.longRtt) / this.shortRtt));
-    this.gradientAt = now;
+  standing(now: number): boolean {
+    return this.settings.shedStanding && (this.squeezed || !this.adaptive) && this.queue.length > 0 && now - this.emptyAt > STANDING_MS;
+  }
+
+  scale(factor: number, plus = 0): void {
     if (!this.adaptive) return;
-    const g = Math.min(this.gradient, external);
-    // Not using half of the limit and nobody congested: no evidence for a new limit.
-    if (this.inFlight < this.limit / 2 && g >= 1) return;
-    const next = this.limit * g + (g >= 1 ? Math.sqrt(this.limit) : 0);
-    this.setLimit(this.limit * (1 - SMOOTHING) + next * SMOOTHING);
+    this.limit = Math.max(this.settings.min, Math.min(this.settings.max, this.limit * factor + plus));
   }
+}
 
-  /** The store failed or timed out: back off multiplicatively. */
-  dropped(): void {
-    if (this.adaptive) this.setLimit(this.limit * 0.9);
-  }
+/** The 503s the lanes answered: deliberate answers, not failures to warn about. */
+const shedAnswers = new WeakSet<object>();
 
-  private setLimit(v: number): void {
-    this.limit = Math.max(this.settings.min, Math.min(this.settings.max, v));
-  }
+/** Whether `err` is a request a full lane shed as the service's condition (503). */
+export function isLaneShed(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && shedAnswers.has(err);
 }
 
 /** The lanes and the one entry point that runs work inside them. */
 export class Admission {
   private readonly lanes: Record<Lane, LaneState>;
+  private readonly agents: AgentLatency;
   private readonly shedTotal?: Counter<'lane' | 'status'>;
   private readonly now: () => number;
 
   constructor(private readonly options: AdmissionOptions) {
     this.now = options.now ?? (() => performance.now());
+    this.agents = new AgentLatency(options.agentLatency ?? DEFAULT_AGENT_LATENCY);
     const lanes = {} as Record<Lane, LaneState>;
     for (const lane of LANES) {
       const fixed = options.fixedLimits?.[lane];
       const base = DEFAULT_LANES[lane];
+      const max = fixed ?? options.maxLimits?.[lane] ?? base.max;
       const settings: LaneSettings = {
-        ...(fixed !== undefined ? { min: fixed, initial: fixed, max: fixed } : base),
+        ...base,
+        min: fixed ?? Math.min(base.min, max),
+        max,
         queueMs: options.queueMs?.[lane] ?? base.queueMs,
       };
-      lanes[lane] = new LaneState(lane, settings, fixed === undefined);
+      lanes[lane] = new LaneState(lane, settings, fixed === undefined && settings.squeeze < 1);
     }
     this.lanes = lanes;
     const registers = options.registry ? [options.registry] : [];
@@ -176,6 +193,17 @@ export class Admission {
     gauge('ecs_admission_in_flight', 'Requests running in each admission lane', (l) => l.inFlight);
     gauge('ecs_admission_queued', 'Requests waiting in each admission lane', (l) => l.queue.length);
     gauge('ecs_admission_limit', 'Current concurrency limit of each admission lane', (l) => l.capacity);
+    const agents = this.agents;
+    new Gauge({
+      name: 'ecs_admission_agent_latency_ms',
+      help: "Agents' latency the lanes steer by: the last window's average and its baseline",
+      labelNames: ['stat'],
+      registers,
+      collect() {
+        this.set({ stat: 'window' }, agents.lastWindowMs);
+        this.set({ stat: 'baseline' }, agents.baselineMs);
+      },
+    });
     this.shedTotal = new Counter({
       name: 'ecs_admission_shed_total',
       help: 'Requests shed by each admission lane, by answered status',
@@ -191,16 +219,27 @@ export class Admission {
   }
 
   /**
-   * Runs `work` inside `lane`: at once while the lane is below its limit, after a short wait
-   * in its queue otherwise, or not at all (429/503 with Retry-After) when the queue is full
-   * or the wait expires. `caller` (the token id) decides whose excess a shed request is.
+   * Runs `work` inside `lane`: at once while the lane is below its limit, after a wait in its
+   * queue otherwise, or not at all (429/503 with Retry-After) when the queue will not take it
+   * or its wait expires. `caller` (the token id) is whose share the request counts against.
    */
   async run<T>(lane: Lane, caller: string | undefined, work: () => Promise<T>): Promise<T> {
     if (!this.options.enabled) return work();
     const l = this.lanes[lane];
-    if (l.inFlight >= l.capacity) await this.wait(l, caller);
-    else l.inFlight += 1;
-    l.hold(caller, 1);
+    LaneState.add(l.held, caller, 1);
+    try {
+      if (l.inFlight < l.capacity && l.queue.length === 0) {
+        l.inFlight += 1;
+        LaneState.add(l.running, caller, 1);
+        l.emptyAt = this.now();
+      } else {
+        // Resolves once a slot was handed over (counted as running by `drain`).
+        await this.wait(l, caller);
+      }
+    } catch (err) {
+      LaneState.add(l.held, caller, -1);
+      throw err;
+    }
     const start = this.now();
     let failed = false;
     try {
@@ -211,70 +250,126 @@ export class Admission {
       failed = answered instanceof AppError && answered.status >= 500;
       throw err;
     } finally {
-      l.hold(caller, -1);
-      if (failed) l.dropped();
-      else l.sample(this.now() - start, this.signalAbove(lane), this.now());
+      LaneState.add(l.running, caller, -1);
+      LaneState.add(l.held, caller, -1);
+      const now = this.now();
+      if (lane === 'agent') {
+        if (!failed) this.agents.record(now - start, now);
+      } else if (failed) {
+        l.scale(FAILURE_SQUEEZE);
+      }
       this.release(l);
+      this.steer(now);
     }
   }
 
-  private async wait(l: LaneState, caller: string | undefined): Promise<void> {
+  private wait(l: LaneState, caller: string | undefined): Promise<void> {
+    const now = this.now();
+    const standing = l.standing(now);
+    const standingWait = this.options.standingWaitMs ?? STANDING_WAIT_MS;
+    if (standing) this.expire(l, now - standingWait);
     const queueMax = Math.max(QUEUE_MIN, l.capacity * QUEUE_PER_SLOT);
-    if (l.queue.length >= queueMax || l.settings.queueMs <= 0) throw this.shed(l, caller);
-    l.hold(caller, 1);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const waiter: Waiter = {
-          caller,
-          start: () => {
-            clearTimeout(waiter.timer);
-            resolve();
-          },
-          timer: setTimeout(() => {
-            const i = l.queue.indexOf(waiter);
-            if (i >= 0) l.queue.splice(i, 1);
-            reject(this.shed(l, caller));
-          }, l.settings.queueMs),
-        };
-        l.queue.push(waiter);
-      });
-    } finally {
-      l.hold(caller, -1);
+    // A caller's share of the queue leaves room for one more caller than are active now.
+    const callerMax = Math.max(CALLER_QUEUE_MIN, Math.ceil(queueMax / (l.held.size + 1)));
+    // The request itself is counted in `held` already.
+    const queuedByCaller = LaneState.count(l.held, caller) - LaneState.count(l.running, caller) - 1;
+    const waitMs = standing ? Math.min(standingWait, l.settings.queueMs) : l.settings.queueMs;
+    if (waitMs <= 0 || l.queue.length >= queueMax || queuedByCaller >= callerMax) {
+      return Promise.reject(this.shed(l, caller));
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        caller,
+        enqueuedAt: now,
+        start: () => {
+          clearTimeout(waiter.timer);
+          resolve();
+        },
+        shed: (err) => {
+          clearTimeout(waiter.timer);
+          reject(err);
+        },
+        timer: setTimeout(() => {
+          const i = l.queue.indexOf(waiter);
+          if (i >= 0) l.queue.splice(i, 1);
+          reject(this.shed(l, caller));
+        }, waitMs),
+      };
+      l.queue.push(waiter);
+    });
+  }
+
+  /** Sheds the waiters queued before `before` (a standing queue keeps only fresh requests). */
+  private expire(l: LaneState, before: number): void {
+    while (l.queue.length > 0 && l.queue[0].enqueuedAt < before) {
+      const w = l.queue.shift() as Waiter;
+      w.shed(this.shed(l, w.caller));
     }
   }
 
-  /** Frees a slot; the oldest waiter takes it (the in-flight count carries over). */
+  /** Frees a slot and hands free slots to waiters. */
   private release(l: LaneState): void {
     l.inFlight -= 1;
-    while (l.inFlight < l.capacity && l.queue.length > 0) {
-      l.inFlight += 1;
-      (l.queue.shift() as Waiter).start();
-    }
-  }
-
-  /** The worst fresh gradient among the lanes of higher priority. */
-  private signalAbove(lane: Lane): number {
-    const now = this.now();
-    let g = 1;
-    for (const other of LANES) {
-      if (other === lane) break;
-      const o = this.lanes[other];
-      if (now - o.gradientAt <= SIGNAL_MS) g = Math.min(g, o.gradient);
-    }
-    return g;
+    this.drain(l, this.now());
   }
 
   /**
-   * 429 when the caller holds half the lane or more while the lane is not below its start
-   * (its own excess); 503 to anyone else, and to everyone while latency or store failures have
-   * shrunk the lane (the service's condition, e.g. a store outage).
+   * Hands free slots to waiters: the one whose caller runs the fewest in this lane; among
+   * equals the oldest while the queue absorbs a burst, the newest once it stands.
+   */
+  private drain(l: LaneState, now: number): void {
+    if (l.queue.length === 0) return;
+    const lifo = l.standing(now);
+    while (l.inFlight < l.capacity && l.queue.length > 0) {
+      let best = lifo ? l.queue.length - 1 : 0;
+      let fewest = LaneState.count(l.running, l.queue[best].caller);
+      for (let k = 1; k < l.queue.length && fewest > 0; k++) {
+        const i = lifo ? l.queue.length - 1 - k : k;
+        const n = LaneState.count(l.running, l.queue[i].caller);
+        if (n < fewest) {
+          best = i;
+          fewest = n;
+        }
+      }
+      const [w] = l.queue.splice(best, 1);
+      l.inFlight += 1;
+      LaneState.add(l.running, w.caller, 1);
+      w.start();
+    }
+    if (l.queue.length === 0) l.emptyAt = now;
+  }
+
+  /** Once per window of the agents' latency: shrink the lower lanes while agents suffer, grow them back after. */
+  private steer(now: number): void {
+    const verdict: Verdict | undefined = this.agents.poll(now, this.lanes.agent.inFlight);
+    if (verdict === undefined || verdict === 'unknown') return;
+    for (const lane of LANES) {
+      const l = this.lanes[lane];
+      if (verdict === 'congested') l.scale(l.settings.squeeze);
+      else {
+        // No agent for a long window: nothing to protect, every lane back to its ceiling.
+        if (verdict === 'idle') l.scale(1, Infinity);
+        else l.scale(GROWTH, 1);
+        // A lane that grew may take waiters at once.
+        this.drain(l, now);
+      }
+    }
+  }
+
+  /**
+   * 429 when the caller holds at least its share of the lane (the limit over the callers
+   * active in it) while the lane is at its ceiling: its own excess. 503 to anyone else, and to
+   * everyone while the lane is shrunk (for the agents, or by store failures): the service's.
    */
   private shed(l: LaneState, caller: string | undefined): AppError {
-    const shrunk = l.limit < l.settings.initial;
-    const own = !shrunk && caller !== undefined && l.held(caller) >= Math.max(1, Math.ceil(l.capacity / 2));
+    const share = Math.max(1, Math.ceil(l.capacity / Math.max(1, l.held.size)));
+    // `held` counts the shed request itself: what the caller holds besides it.
+    const own = !l.squeezed && caller !== undefined && LaneState.count(l.held, caller) - 1 >= share;
     this.shedTotal?.inc({ lane: l.name, status: own ? '429' : '503' });
-    return own
+    const err = own
       ? new TooManyRequestsError(RETRY_AFTER_SECONDS, `too many concurrent ${l.name} requests from this token; retry later`)
       : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, RETRY_AFTER_SECONDS);
+    if (!own) shedAnswers.add(err);
+    return err;
   }
 }

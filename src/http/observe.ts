@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
+import { isLaneShed } from './admission.js';
 
 export interface Metrics {
   registry: Registry;
@@ -114,7 +115,7 @@ export function errorHandler(translate: ErrorTranslator): Koa.Middleware {
       if (!appErr) {
         (ctx.state.log as Logger | undefined)?.error({ err }, 'unexpected error');
         appErr = new InternalError();
-      } else if (appErr.status >= 500) {
+      } else if (appErr.status >= 500 && !isLaneShed(appErr)) {
         (ctx.state.log as Logger | undefined)?.warn({ err: { message: (err as Error).message, name: (err as Error).name } }, appErr.message);
       }
       ctx.status = appErr.status;

@@ -249,21 +249,23 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       ctx.state.operationId = spec.operationId;
       const principal = await admit(ctx, spec, deps);
       ctx.state.principal = principal;
-      const params = validateParams(spec, ctx.params);
-      const query = validatePart<unknown>(spec.query, ctx.query, 'query');
-      const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
-      const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
+      // The lane decides right after authentication, before the body is read and validated, so a
+      // shed request costs as little as it can; the whole operation (an idempotent one's key
+      // claim and outcome too) runs inside its lane.
       const access = accessFor(ctx, principal, deps.orgs);
       const runInLane = <T>(work: () => Promise<T>): Promise<T> => deps.admission.run(spec.lane, principal.tokenId, work);
       const accepts = (...types: string[]): string | false => ctx.accepts(...types);
-      const run = (createdId?: string): Promise<Reply> =>
-        spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId, accepts, runInLane });
-      // The whole operation (an idempotent one's key claim and outcome too) runs inside its lane.
-      const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, () =>
-        key === undefined
+      const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, async () => {
+        const params = validateParams(spec, ctx.params);
+        const query = validatePart<unknown>(spec.query, ctx.query, 'query');
+        const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
+        const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
+        const run = (createdId?: string): Promise<Reply> =>
+          spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId, accepts, runInLane });
+        return key === undefined
           ? run()
-          : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run),
-      );
+          : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
+      });
       ctx.state.replyBody = reply.body;
       if (reply.body === undefined) {
         // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").

@@ -128,7 +128,11 @@ export class EndpointStore {
           // Every search of the batch starts at once (as separate requests would); the default
           // runs them in waves of the search pool size, so the first would wait for the last.
           max_concurrent_searches: bodies.length,
-          searches: bodies.flatMap((b) => [{}, { seq_no_primary_term: true, version: true, ...b } as estypes.SearchSearchRequestBody]),
+          // The shard request cache also for searches with hits (by default only size 0): the
+          // consoles' identical first pages and the inventory's excluded-endpoint lookups are
+          // answered from it until the next refresh that changed the shard, which invalidates it,
+          // so a search after a write's acknowledgement still sees the write (docs/decisions.md).
+          searches: bodies.flatMap((b) => [{ request_cache: true }, { seq_no_primary_term: true, version: true, ...b } as estypes.SearchSearchRequestBody]),
         },
         readRetries,
       ),
