@@ -126,8 +126,10 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     parseConfiguredDefaults(config.defaultClientVersions),
     loadLatestReleases(config.clientReleasesFile),
   );
-  const endpoints = new EndpointService(new EndpointStore(store), { keys: new EndpointKeyStore(store), orgs, tokens });
-  const deviceMigration = new DeviceMigrationService(endpoints.store, {
+  // The device migration (src/migration) copies the endpoints index itself: it shares the store, not the service.
+  const endpointStore = new EndpointStore(store);
+  const endpoints = new EndpointService(endpointStore, { keys: new EndpointKeyStore(store), orgs, tokens });
+  const deviceMigration = new DeviceMigrationService(endpointStore, {
     databaseUrl: config.databaseUrl,
     schema: config.sqlSchema,
     log,

@@ -16,6 +16,7 @@ import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { P } from '../helpers/http.js';
 import { MAX_AGGREGATION_BUCKETS } from '../../src/http/limits.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
+import { bulkEndpoints } from '../helpers/endpoint-store.js';
 
 type Json = Record<string, unknown>;
 
@@ -181,7 +182,8 @@ describe('limits', () => {
       createdBy: who,
       updatedBy: who,
     }));
-    const res = await t.server.handle.services.endpoints.store.bulk(
+    const res = await bulkEndpoints(
+      t.server.store,
       docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
     );
     expect(res.errors).to.equal(false);

@@ -9,6 +9,7 @@
 import { expect } from 'chai';
 import { startTestApp, expectErrorBody, type EndpointRecord, type TestApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
+import { bulkEndpoints } from '../helpers/endpoint-store.js';
 
 const ids = (items: { id: string }[]): string[] => items.map((i) => i.id).sort();
 
@@ -72,11 +73,11 @@ describe('organization hierarchy (endpoints across three levels)', () => {
     it('lists beyond one search batch completely (point-in-time stream)', async () => {
       const top = await t.world.org();
       const below = await t.world.org(top);
-      const store = t.server.handle.services.endpoints.store;
       const now = new Date().toISOString();
       const by = { username: 'seed', authenticator: 'none' };
       const seeded = Array.from({ length: 1005 }, (_, i) => `bulk-${below}-${String(i).padStart(4, '0')}`);
-      const res = await store.bulk(
+      const res = await bulkEndpoints(
+        t.server.store,
         seeded.flatMap((id) => [
           { create: { _id: id } },
           { id, orgId: below, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },

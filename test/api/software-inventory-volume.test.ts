@@ -8,6 +8,8 @@ import { startTestApp, expectErrorBody, uid, type TestApp } from '../helpers/app
 import type { Api } from '../helpers/http.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
 import type { InstalledSoftware } from '../../src/resources/software-inventory/model.js';
+import { bulkEndpoints, refreshIndex } from '../helpers/endpoint-store.js';
+import { SoftwareInventoryStore } from '../../src/resources/software-inventory/store.js';
 
 interface Count {
   name: string;
@@ -75,7 +77,8 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
         updatedBy: who,
       });
     }
-    const res = await t.server.handle.services.endpoints.store.bulk(
+    const res = await bulkEndpoints(
+      t.server.store,
       docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
     );
     expect(res.errors).to.equal(false);
@@ -93,13 +96,12 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
       }),
     );
     expect(created.reduce((a, b) => a + b, 0)).to.equal(ENDPOINTS * (COMMON + VARIED));
-    await svc.store.refresh();
+    await refreshIndex(t.server.store, 'software-inventory');
   });
   after(() => t.close());
 
   it('stores one document per endpoint, name and version', async () => {
-    const svc = t.server.handle.services.softwareInventory;
-    expect(await svc.store.count({ term: { orgId: org } })).to.equal(ENDPOINTS * (COMMON + VARIED));
+    expect(await new SoftwareInventoryStore(t.server.store).count({ term: { orgId: org } })).to.equal(ENDPOINTS * (COMMON + VARIED));
   });
 
   it('repeating every report is idempotent: nothing created, deleted or rewritten', async () => {

@@ -6,6 +6,7 @@ import type { EndpointStore } from '../../src/resources/endpoints/store.js';
 import { ConflictError, ServiceUnavailableError } from '../../src/errors.js';
 import { reindex, type ReindexResult } from '../../src/store/reindex.js';
 import { loadTemplates } from '../../src/store/indices.js';
+import { bulkEndpoints, endpointStore } from '../helpers/endpoint-store.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -22,10 +23,10 @@ describe('reindex with alias swap (ops)', function () {
 
     before(async () => {
       t = await startTestApp({ ECS_INDEX_PREFIX: prefix });
-      store = t.server.handle.services.endpoints.store;
+      store = endpointStore(t.server.store);
       orgId = await t.world.org();
       for (let i = 0; i < 3000; i++) seeded.push(deviceDoc(i % 3 === 0 ? 'VC_ENDPOINT' : i % 3 === 1 ? 'EXTERNAL_UTM' : 'VC_LTE', i, orgId, 'rx'));
-      const res = await store.bulk(indexOps(seeded));
+      const res = await bulkEndpoints(t.server.store, indexOps(seeded));
       expect(res.errors).to.equal(false);
     });
     after(() => t.close());
@@ -68,9 +69,9 @@ describe('reindex with alias swap (ops)', function () {
           onProgress: async (p) => {
             if (p.phase !== 'copy' || injected) return;
             injected = true; // after the first page: the point in time no longer sees these writes
-            expect((await store.bulk(indexOps(created))).errors).to.equal(false);
+            expect((await bulkEndpoints(t.server.store, indexOps(created))).errors).to.equal(false);
             for (const d of updated) updatedVersions.set(d.id, (await store.patch(d.id, { displayName: 'changed during the copy' })).version);
-            const del = await store.bulk(deleted.map((d) => ({ delete: { _id: d.id } })));
+            const del = await bulkEndpoints(t.server.store, deleted.map((d) => ({ delete: { _id: d.id } })));
             expect(del.errors).to.equal(false);
           },
         });

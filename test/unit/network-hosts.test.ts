@@ -7,7 +7,7 @@ import {
   sightingId,
   type NetworkHost,
 } from '../../src/resources/network/model.js';
-import { sortBuckets } from '../../src/resources/reports/service.js';
+import { byCountThenKey } from '../../src/store/aggregations.js';
 
 describe('network host rules', () => {
   it('normalises MAC addresses and refuses non-MACs', () => {
@@ -69,12 +69,12 @@ describe('network host rules', () => {
 
 describe('host-info report buckets', () => {
   it('sort by count descending, then key ascending', () => {
-    const sorted = sortBuckets([
+    const sorted = [
       { key: 'b', count: 2 },
       { key: 'c', count: 5 },
       { key: 'a', count: 2 },
       { key: 'd', count: 1 },
-    ]);
+    ].sort(byCountThenKey);
     expect(sorted.map((b) => b.key)).to.deep.equal(['c', 'a', 'b', 'd']);
   });
 });

@@ -13,7 +13,7 @@ import type { OrganizationService } from '../organizations/service.js';
 import type { OrgConfigDoc, OrgConfigStore } from '../org-configs/store.js';
 import type { ClientVersionStore } from './store.js';
 import { canonicalVersion, latestVersion } from './semver.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export const OPERATING_SYSTEMS = ['linux', 'mac', 'windows'] as const;
 export type OperatingSystem = (typeof OPERATING_SYSTEMS)[number];

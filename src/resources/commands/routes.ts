@@ -2,7 +2,8 @@
 import Joi from 'joi';
 import { WRITERS, type Role } from '../../http/auth.js';
 import { created, defineRoute, emptyOk, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, type PageRequest } from '../../http/paging.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { id, isoDateOut, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import { COMMAND_NAME_PATTERN } from './catalogue.js';

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
 import { BadRequestError } from '../../errors.js';
 import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import type { PageRequest } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import type { LteEndpointCriteria } from './criteria.js';
 import type { EndpointInput, EndpointService } from './service.js';
 import { endpointBody, lteEndpointRecord, pagedLteCriteria, pageLteEndpoint } from './schema.js';
@@ -57,7 +57,7 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ siteId: value.required() }),
       responses: { 200: { description: 'OK', schema: Joi.array().items(lteEndpointRecord) } },
       errors: STD_ERRORS,
-      handler: async ({ params, access }) => ok(await svc.ltesAtSite(params.siteId, access)),
+      handler: async ({ params, access }) => ok(await svc.queries.ltesAtSite(params.siteId, access)),
     }),
     defineRoute({
       operationId: 'sumLteDataUsage',
@@ -70,7 +70,7 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       roles: READERS,
       responses: { 200: { description: 'OK', contentType: 'text/plain', schema: Joi.string() } },
       errors: STD_ERRORS,
-      handler: async ({ access }) => ({ status: 200, body: String(await svc.lteDataUsageSum(access)), contentType: 'text/plain' }),
+      handler: async ({ access }) => ({ status: 200, body: String(await svc.queries.lteDataUsageSum(access)), contentType: 'text/plain' }),
     }),
     defineRoute<{ imei: string; siteId: string }>({
       operationId: 'getLteEndpointByImeiAndSite',
@@ -84,7 +84,7 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ imei: value.required(), siteId: value.required() }),
       responses: { 200: { description: 'OK', schema: lteEndpointRecord } },
       errors: [...STD_ERRORS, 404],
-      handler: async ({ params, access }) => ok(await svc.lteByImeiAndSite(params.imei, params.siteId, access)),
+      handler: async ({ params, access }) => ok(await svc.keys.lteByImeiAndSite(params.imei, params.siteId, access)),
     }),
     defineRoute<Record<string, never>, Record<string, never>, { criteria: LteEndpointCriteria; pageRequest: PageRequest }>({
       operationId: 'searchLteEndpoints',
@@ -98,7 +98,7 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       body: pagedLteCriteria,
       responses: { 200: { description: 'OK', schema: pageLteEndpoint } },
       errors: STD_ERRORS,
-      handler: async ({ body, access }) => ok(await svc.searchLte(body.criteria, body.pageRequest, access)),
+      handler: async ({ body, access }) => ok(await svc.queries.searchLte(body.criteria, body.pageRequest, access)),
     }),
   ];
 }

@@ -1,5 +1,5 @@
 /** The Endpoint family of spec 2.2: records as the API shows them and the stored document. */
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export const ENDPOINT_TYPES = ['VC_ENDPOINT', 'VC_UTM', 'EXTERNAL_UTM', 'VC_LTE'] as const;
 export type EndpointType = (typeof ENDPOINT_TYPES)[number];

@@ -1,8 +1,8 @@
 /** Spec 4.5: endpoints (agents), all sec. */
 import Joi from 'joi';
-import { READERS, WRITERS, type Role } from '../../http/auth.js';
+import { READERS, WRITERS, type Access, type Role } from '../../http/auth.js';
 import { defineRoute, noContent, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import type { PageRequest } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { orgId } from '../../http/schemas.js';
 import type { EndpointCriteria } from './criteria.js';
 import type { EndpointInput, EndpointService } from './service.js';
@@ -27,11 +27,12 @@ const AGENT_READERS: readonly Role[] = [...READERS, 'agent'];
 const orgParams = Joi.object({ orgId: orgId.required() });
 
 export function endpointRoutes(svc: EndpointService): RouteSpec[] {
-  const bookkeeping = (
+  const connectionState = (
     operationId: string,
     action: 'connect' | 'disconnect' | 'uninstall',
     summary: string,
     errors: number[],
+    update: (id: string, access: Access) => Promise<void>,
   ): RouteSpec =>
     defineRoute<{ id: string }>({
       operationId,
@@ -46,7 +47,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 204: { description: 'Recorded' } },
       errors,
       handler: async ({ params, access }) => {
-        await svc[action](params.id, access);
+        await update(params.id, access);
         return noContent();
       },
     });
@@ -64,7 +65,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       body: pagedEndpointCriteria,
       responses: { 200: { description: 'OK', schema: pageEndpoint } },
       errors: STD_ERRORS,
-      handler: async ({ body, access }) => ok(await svc.searchAgents(body.criteria, body.pageRequest, access)),
+      handler: async ({ body, access }) => ok(await svc.queries.searchAgents(body.criteria, body.pageRequest, access)),
     }),
     defineRoute<Record<string, never>, Record<string, never>, EndpointInput>({
       operationId: 'createEndpoint',
@@ -128,9 +129,15 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
         return noContent();
       },
     }),
-    bookkeeping('connectEndpoint', 'connect', 'The endpoint opened its persistent connection: CONNECTED, lastConnect = now', [...STD_ERRORS, 404]),
-    bookkeeping('disconnectEndpoint', 'disconnect', 'The connection closed: DISCONNECTED, lastDisconnect = now', [...STD_ERRORS, 404]),
-    bookkeeping('uninstallEndpoint', 'uninstall', 'The agent was uninstalled: UNINSTALLED', [400, 401, 403, 404, 500]),
+    connectionState('connectEndpoint', 'connect', 'The endpoint opened its persistent connection: CONNECTED, lastConnect = now', [...STD_ERRORS, 404], (id, access) =>
+      svc.connections.connect(id, access),
+    ),
+    connectionState('disconnectEndpoint', 'disconnect', 'The connection closed: DISCONNECTED, lastDisconnect = now', [...STD_ERRORS, 404], (id, access) =>
+      svc.connections.disconnect(id, access),
+    ),
+    connectionState('uninstallEndpoint', 'uninstall', 'The agent was uninstalled: UNINSTALLED', [400, 401, 403, 404, 500], (id, access) =>
+      svc.connections.uninstall(id, access),
+    ),
     defineRoute<{ id: string; hoh: string }>({
       operationId: 'setEndpointFimHoh',
       method: 'PATCH',
@@ -144,7 +151,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 204: { description: 'Recorded' } },
       errors: [...STD_ERRORS, 404],
       handler: async ({ params, access }) => {
-        await svc.setFimHoh(params.id, params.hoh, access);
+        await svc.connections.setFimHoh(params.id, params.hoh, access);
         return noContent();
       },
     }),
@@ -161,7 +168,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 204: { description: 'Recorded' } },
       errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, access }) => {
-        await svc.setAddresses(params.id, params.internalIps, params.externalIp, access);
+        await svc.connections.setAddresses(params.id, params.internalIps, params.externalIp, access);
         return noContent();
       },
     }),
@@ -177,7 +184,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointRecord) } },
       errors: STD_ERRORS,
-      handler: async ({ params, access }) => ok(await svc.agentsBelow(params.orgId, 'children', access)),
+      handler: async ({ params, access }) => ok(await svc.queries.agentsBelow(params.orgId, 'children', access)),
     }),
     defineRoute<{ orgId: string }>({
       operationId: 'getEndpointsOfDescendantOrgs',
@@ -191,7 +198,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointRecord) } },
       errors: STD_ERRORS,
-      handler: async ({ params, access }) => ok(await svc.agentsBelow(params.orgId, 'descendants', access)),
+      handler: async ({ params, access }) => ok(await svc.queries.agentsBelow(params.orgId, 'descendants', access)),
     }),
   ];
 }

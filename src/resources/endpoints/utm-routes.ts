@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { Operation } from 'fast-json-patch';
 import { READERS, WRITERS, type Role } from '../../http/auth.js';
 import { defineRoute, emptyOk, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import type { PageRequest } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { aggregationTermBucket, countWrapper } from '../../http/schemas.js';
 import type { UtmCriteria } from './criteria.js';
 import { CONNECTION_STATUSES, INTERFACE_STATUSES, WAN_STATUSES, type ConnectionStatus, type InterfaceStatus, type WanStatus } from './model.js';
@@ -95,7 +95,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 200: { description: 'OK, no body' } },
       errors: [...STD_ERRORS, 404],
       handler: async ({ params, access }) => {
-        await svc.setUtmConnectionStatus(params.id, params.connectionStatus, access);
+        await svc.connections.setUtmConnectionStatus(params.id, params.connectionStatus, access);
         return emptyOk();
       },
     }),
@@ -123,7 +123,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
         .label('UtmEndpointInterfaceUpdate'),
       responses: { 200: { description: 'OK', schema: utmEndpointRecord } },
       errors: [400, 401, 403, 404],
-      handler: async ({ params, body, access }) => ok(await svc.reportInterface(params.serial, params.name, body.status, access)),
+      handler: async ({ params, body, access }) => ok(await svc.connections.reportInterface(params.serial, params.name, body.status, access)),
     }),
     defineRoute<{ serial: string; siteId: string }>({
       operationId: 'getUtmEndpointBySerialAndSite',
@@ -137,7 +137,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ serial: value.required(), siteId: value.required() }),
       responses: { 200: { description: 'OK', schema: utmEndpointRecord } },
       errors: [400, 401, 403, 404],
-      handler: async ({ params, access }) => ok(await svc.utmBySerial(params.serial, access, params.siteId)),
+      handler: async ({ params, access }) => ok(await svc.keys.utmBySerial(params.serial, access, params.siteId)),
     }),
     defineRoute<{ network: string }>({
       operationId: 'getUtmEndpointsByNetwork',
@@ -151,7 +151,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ network: value.required() }),
       responses: { 200: { description: 'OK', schema: utmList } },
       errors: [400, 401, 403],
-      handler: async ({ params, access }) => ok(await svc.utmsInNetwork(params.network, access)),
+      handler: async ({ params, access }) => ok(await svc.queries.utmsInNetwork(params.network, access)),
     }),
     defineRoute<{ mac: string }>({
       operationId: 'getUtmEndpointByMac',
@@ -165,7 +165,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ mac: value.required() }),
       responses: { 200: { description: 'OK', schema: utmEndpointRecord } },
       errors: [400, 401, 403, 404],
-      handler: async ({ params, access }) => ok(await svc.utmByMac(params.mac, access)),
+      handler: async ({ params, access }) => ok(await svc.keys.utmByMac(params.mac, access)),
     }),
     defineRoute<{ serial: string }>({
       operationId: 'getUtmEndpointBySerial',
@@ -179,7 +179,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ serial: value.required() }),
       responses: { 200: { description: 'OK', schema: utmEndpointRecord } },
       errors: [400, 401, 403, 404],
-      handler: async ({ params, access }) => ok(await svc.utmBySerial(params.serial, access)),
+      handler: async ({ params, access }) => ok(await svc.keys.utmBySerial(params.serial, access)),
     }),
     defineRoute<{ siteId: string }>({
       operationId: 'getUtmEndpointsBySite',
@@ -193,7 +193,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ siteId: value.required() }),
       responses: { 200: { description: 'OK', schema: utmList } },
       errors: [400, 401, 403],
-      handler: async ({ params, access }) => ok(await svc.utmsAtSite(params.siteId, access)),
+      handler: async ({ params, access }) => ok(await svc.queries.utmsAtSite(params.siteId, access)),
     }),
     defineRoute<{ commonName: string }>({
       operationId: 'getUtmEndpointByCommonName',
@@ -207,7 +207,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       params: Joi.object({ commonName: value.required() }),
       responses: { 200: { description: 'OK', schema: utmEndpointRecord } },
       errors: [400, 401, 403, 404],
-      handler: async ({ params, access }) => ok(await svc.utmByCommonName(params.commonName, access)),
+      handler: async ({ params, access }) => ok(await svc.keys.utmByCommonName(params.commonName, access)),
     }),
     defineRoute<Record<string, never>, Record<string, never>, { criteria: UtmCriteria; pageRequest: PageRequest }>({
       operationId: 'searchUtmEndpoints',
@@ -221,7 +221,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       body: pagedUtmCriteria,
       responses: { 200: { description: 'OK', schema: pageUtmEndpoint } },
       errors: STD_ERRORS,
-      handler: async ({ body, access }) => ok(await svc.searchUtm(body.criteria, body.pageRequest, access)),
+      handler: async ({ body, access }) => ok(await svc.queries.searchUtm(body.criteria, body.pageRequest, access)),
     }),
     defineRoute<Record<string, never>, Record<string, never>, UtmCriteria>({
       operationId: 'countUtmEndpoints',
@@ -235,7 +235,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       body: UTM_CRITERIA.default({}),
       responses: { 200: { description: 'OK', schema: countWrapper } },
       errors: STD_ERRORS,
-      handler: async ({ body, access }) => ok({ count: await svc.countUtm(body, access) }),
+      handler: async ({ body, access }) => ok({ count: await svc.queries.countUtm(body, access) }),
     }),
     defineRoute<Record<string, never>, Record<string, never>, UtmCriteria>({
       operationId: 'aggregateUtmEndpointModels',
@@ -249,7 +249,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       body: UTM_CRITERIA.default({}),
       responses: { 200: { description: 'OK', schema: Joi.array().items(aggregationTermBucket) } },
       errors: STD_ERRORS,
-      handler: async ({ body, access }) => ok(await svc.utmModelAggregation(body, access)),
+      handler: async ({ body, access }) => ok(await svc.queries.utmModelAggregation(body, access)),
     }),
   ];
 }

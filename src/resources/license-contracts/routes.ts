@@ -2,7 +2,8 @@
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
 import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import { pagedCriteriaSchema, pageSchema, type PageRequest } from '../../http/paging.js';
+import { pagedCriteriaSchema, pageSchema } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { isoDate, isoDateOut, orgId, serverOwned } from '../../http/schemas.js';
 import { LICENSE_TYPES, type LicenseType } from '../licenses/model.js';
 import {

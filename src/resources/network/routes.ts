@@ -3,7 +3,8 @@ import net from 'node:net';
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
 import { created, defineRoute, ok, type RouteSpec } from '../../http/routes.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, pagedCriteriaSchema, type PageRequest } from '../../http/paging.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, pagedCriteriaSchema } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { id, isoDateOut, orgId } from '../../http/schemas.js';
 import { HOST_SORT_FIELDS, MAX_DISCOVERED_HOSTS, type DiscoveredHostsResult, type NetworkService } from './service.js';
 import {

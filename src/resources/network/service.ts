@@ -5,7 +5,9 @@
  */
 import type { Access } from '../../http/auth.js';
 import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
-import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
+import type { PageRequest } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { Logger } from '../../log.js';
 import { heartbeatId, type HeartbeatStore } from './heartbeat-store.js';

@@ -1,7 +1,7 @@
 /** The org-configs index: one EndpointOrgConfig per organization, keyed by orgId. */
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export interface OrgConfigDoc {
   orgId: string;

@@ -3,7 +3,8 @@ import Joi from 'joi';
 import { READERS, type Role } from '../../http/auth.js';
 import { created, defineRoute, noContent, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
 import type { InstalledSoftware, SoftwareChange } from './model.js';
-import type { PagedSearch, SoftwareInventoryService } from './service.js';
+import type { SoftwareInventoryService } from './service.js';
+import type { PagedSearch } from './org-views.js';
 import {
   endpointInstalledSoftware,
   endpointInstalledSoftwareCount,
@@ -49,7 +50,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointInstalledSoftware) } },
       errors: WITH_404,
-      handler: async ({ params, access }) => ok(await svc.listForOrg(params.id, access)),
+      handler: async ({ params, access }) => ok(await svc.org.listForOrg(params.id, access)),
     }),
     defineRoute<OrgSoftwareParams>({
       operationId: 'getOrgSoftwareInventoryBySoftware',
@@ -64,7 +65,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointInstalledSoftware) } },
       errors: WITH_404,
       handler: async ({ params, access }) =>
-        ok(await svc.listForOrgSoftware(params.id, params.softwareName, params.softwareVersion, access)),
+        ok(await svc.org.listForOrgSoftware(params.id, params.softwareName, params.softwareVersion, access)),
     }),
     defineRoute<OrgSoftwareParams>({
       operationId: 'getOrgEndpointSoftwareInventory',
@@ -79,7 +80,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointInstalledSoftwareWithName) } },
       errors: WITH_404,
       handler: async ({ params, access }) =>
-        ok(await svc.listForOrgSoftwareWithNames(params.id, params.softwareName, params.softwareVersion, access)),
+        ok(await svc.org.listForOrgSoftwareWithNames(params.id, params.softwareName, params.softwareVersion, access)),
     }),
     defineRoute<OrgParams>({
       operationId: 'getOrgSoftwareInventorySummary',
@@ -93,7 +94,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointInstalledSoftwareCount) } },
       errors: WITH_404,
-      handler: async ({ params, access }) => ok(await svc.summary(params.id, access)),
+      handler: async ({ params, access }) => ok(await svc.org.summary(params.id, access)),
     }),
     defineRoute<OrgParams, Record<string, never>, PagedSearch>({
       operationId: 'searchOrgSoftwareInventorySummary',
@@ -111,7 +112,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       body: pagedSummarySoftwareInventorySearchCriteria,
       responses: { 200: { description: 'OK', schema: pageEndpointInstalledSoftwareCount } },
       errors: WITH_404,
-      handler: async ({ params, body, access }) => ok(await svc.summaryPage(params.id, body, access)),
+      handler: async ({ params, body, access }) => ok(await svc.org.summaryPage(params.id, body, access)),
     }),
     defineRoute<EndpointParams>({
       operationId: 'getEndpointSoftwareInventory',

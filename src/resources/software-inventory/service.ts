@@ -1,13 +1,12 @@
 /**
- * Software inventory rules (spec 4.10). Endpoint operations reach the endpoint through
- * EndpointService.getVisible (404/403, agents only their own); organization views cover
- * exactly one organization (not its subtree) and leave out deleted and uninstalled
- * endpoints, found through the endpoints store at query time (see docs/decisions.md).
+ * Software inventory rules (spec 4.10), one endpoint's inventory: the endpoint is reached
+ * through EndpointService.getVisible (404/403, agents only their own). The organization
+ * views are `org` (org-views.ts).
  */
-import type { estypes } from '@elastic/elasticsearch';
 import type { Access } from '../../http/auth.js';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
-import { pageQuery, RESULT_WINDOW, toPage, type Page, type PageRequest, type SortOrder } from '../../http/paging.js';
+import { NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
 import type { Query, WriteOptions } from '../../store/doc-store.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
@@ -18,32 +17,16 @@ import {
   dedupe,
   diffInventory,
   softwareId,
-  splitPairKey,
   toInventoryDoc,
   toRecord,
   type EndpointInstalledSoftware,
-  type EndpointInstalledSoftwareCount,
-  type EndpointInstalledSoftwareWithName,
   type InstalledSoftware,
   type InventoryOwner,
   type SoftwareChange,
   type SoftwareInventoryDoc,
-  type SoftwareInventorySearchCriteria,
 } from './model.js';
-import { COMPOSITE_CHUNK, type SoftwareInventoryStore, type SourceOrder } from './store.js';
-
-/** Most entries (or pairs) an organization array view returns; more → 400 naming the paged view. */
-export const MAX_LIST_ITEMS = 100_000;
-
-/** Endpoints fetched per mget when adding endpoint names. */
-const NAME_BATCH = 1000;
-/** Ids per `terms` clause of the exclusion (below Elasticsearch's index.max_terms_count of 65,536). */
-const TERMS_CHUNK = 50_000;
-
-export interface PagedSearch {
-  criteria: SoftwareInventorySearchCriteria;
-  pageRequest: PageRequest;
-}
+import { criteriaFilters, MAX_LIST_ITEMS, OrgSoftwareInventory, type PagedSearch } from './org-views.js';
+import type { SoftwareInventoryStore } from './store.js';
 
 export interface ReplaceResult {
   created: number;
@@ -57,26 +40,9 @@ export interface SoftwareInventoryOptions {
   maxListItems?: number;
 }
 
-const BY_NAME_VERSION_ENDPOINT: estypes.SortCombinations[] = [
-  { name: 'asc' },
-  { version: 'asc' },
-  { endpointId: 'asc' },
-  { id: 'asc' },
-];
-const BY_ENDPOINT: estypes.SortCombinations[] = [{ endpointId: 'asc' }, { id: 'asc' }];
-
 function byNameVersion(a: SoftwareInventoryDoc, b: SoftwareInventoryDoc): number {
   if (a.name !== b.name) return a.name < b.name ? -1 : 1;
   return a.version < b.version ? -1 : a.version > b.version ? 1 : 0;
-}
-
-function criteriaFilters(c: SoftwareInventorySearchCriteria): Query[] {
-  const out: Query[] = [];
-  if (c.name) out.push({ term: { name: c.name } });
-  if (c.namePrefix) out.push({ prefix: { name: { value: c.namePrefix, case_insensitive: true } } });
-  if (c.version) out.push({ term: { version: c.version } });
-  if (c.vendor) out.push({ term: { vendor: c.vendor } });
-  return out;
 }
 
 function assertSameName(pathName: string, bodyName: string | undefined): void {
@@ -85,20 +51,19 @@ function assertSameName(pathName: string, bodyName: string | undefined): void {
   }
 }
 
-const direction = (o: SortOrder): SourceOrder => (o.direction === 'DESC' ? 'desc' : 'asc');
-
 export class SoftwareInventoryService {
   private readonly lastSeenRefreshMs: number;
-  private readonly maxListItems: number;
+  /** The organization views: lists and summaries of exactly one organization. */
+  readonly org: OrgSoftwareInventory;
 
   constructor(
-    readonly store: SoftwareInventoryStore,
+    private readonly store: SoftwareInventoryStore,
     private readonly endpoints: EndpointService,
-    private readonly orgs: OrganizationService,
+    orgs: OrganizationService,
     opts: SoftwareInventoryOptions = {},
   ) {
     this.lastSeenRefreshMs = opts.lastSeenRefreshMs ?? DEFAULT_LAST_SEEN_REFRESH_MS;
-    this.maxListItems = opts.maxListItems ?? MAX_LIST_ITEMS;
+    this.org = new OrgSoftwareInventory(store, endpoints, orgs, opts.maxListItems ?? MAX_LIST_ITEMS);
   }
 
   private async owner(endpointId: string, access: Access): Promise<InventoryOwner> {
@@ -235,172 +200,5 @@ export class SoftwareInventoryService {
       : toInventoryDoc(owner, { name, version: change.version, vendor: old.vendor, architecture: old.architecture }, now, now);
     await this.store.bulkWrite([moved], [old.id]);
     return toRecord(moved);
-  }
-
-  // ---- one organization ----
-
-  private async orgScope(orgId: string, access: Access): Promise<void> {
-    await access.assertOrg(orgId);
-    await this.orgs.assertExists(orgId);
-  }
-
-  /**
-   * Ids of the org's deleted or uninstalled endpoints, asked of the endpoints store: one
-   * search when there are at most 1,000 of them, a point-in-time scan beyond.
-   */
-  private async excludedEndpoints(orgId: string): Promise<string[]> {
-    const query: Query = {
-      bool: {
-        filter: [{ term: { orgId } }],
-        should: [{ term: { deleted: true } }, { term: { connectionStatus: 'UNINSTALLED' } }],
-        minimum_should_match: 1,
-      },
-    };
-    const first = await this.endpoints.store.search(query, {
-      from: 0,
-      size: 1000,
-      sort: [{ id: { order: 'asc' } }],
-      track_total_hits: true,
-    });
-    if (first.items.length >= first.total) return first.items.map((h) => h.id);
-    const ids: string[] = [];
-    for await (const batch of this.endpoints.store.scan(query, 5000)) for (const h of batch) ids.push(h.id);
-    return ids;
-  }
-
-  /** Entries of exactly this organization, without deleted or uninstalled endpoints. */
-  private async orgQuery(orgId: string, filters: Query[] = []): Promise<Query> {
-    const excluded = await this.excludedEndpoints(orgId);
-    const mustNot: Query[] = [];
-    for (let i = 0; i < excluded.length; i += TERMS_CHUNK) {
-      mustNot.push({ terms: { endpointId: excluded.slice(i, i + TERMS_CHUNK) } });
-    }
-    return { bool: { filter: [{ term: { orgId } }, ...filters], ...(mustNot.length ? { must_not: mustNot } : {}) } };
-  }
-
-  private async boundedList(orgId: string, query: Query, sort: estypes.SortCombinations[]): Promise<SoftwareInventoryDoc[]> {
-    const res = await this.store.bounded(query, sort, this.maxListItems);
-    if (!res.items) {
-      throw new BadRequestError(
-        `organization ${orgId} has ${res.total} matching inventory entries, more than the ${this.maxListItems} this list returns; ` +
-          'use POST /org/{id}/software-inventory-summary/search-page or GET /org/{id}/software-inventory/{software-name}/{software-version}',
-      );
-    }
-    return res.items;
-  }
-
-  /** Every entry of the organization's endpoints (bounded), by name, version and endpoint. */
-  async listForOrg(orgId: string, access: Access): Promise<EndpointInstalledSoftware[]> {
-    await this.orgScope(orgId, access);
-    const docs = await this.boundedList(orgId, await this.orgQuery(orgId), BY_NAME_VERSION_ENDPOINT);
-    return docs.map(toRecord);
-  }
-
-  /** The organization's entries of one name and version, by endpoint. */
-  async listForOrgSoftware(orgId: string, name: string, version: string, access: Access): Promise<EndpointInstalledSoftware[]> {
-    await this.orgScope(orgId, access);
-    const query = await this.orgQuery(orgId, [{ term: { name } }, { term: { version } }]);
-    return (await this.boundedList(orgId, query, BY_ENDPOINT)).map(toRecord);
-  }
-
-  /** As listForOrgSoftware, with each endpoint's displayName (one mget per 1,000 entries). */
-  async listForOrgSoftwareWithNames(
-    orgId: string,
-    name: string,
-    version: string,
-    access: Access,
-  ): Promise<EndpointInstalledSoftwareWithName[]> {
-    const records = await this.listForOrgSoftware(orgId, name, version, access);
-    const out: EndpointInstalledSoftwareWithName[] = [];
-    for (let i = 0; i < records.length; i += NAME_BATCH) {
-      const batch = records.slice(i, i + NAME_BATCH);
-      const endpoints = await this.endpoints.store.getMany([...new Set(batch.map((r) => r.endpointId))]);
-      const names = new Map(endpoints.map((e) => [e.id, e.doc.displayName]));
-      for (const r of batch) {
-        const endpointName = names.get(r.endpointId);
-        out.push(endpointName ? { ...r, endpointName } : r);
-      }
-    }
-    return out;
-  }
-
-  /** Endpoints per (name, version) in the organization, by name and version (bounded). */
-  async summary(orgId: string, access: Access): Promise<EndpointInstalledSoftwareCount[]> {
-    await this.orgScope(orgId, access);
-    const query = await this.orgQuery(orgId);
-    const sources = [
-      { field: 'name' as const, order: 'asc' as const },
-      { field: 'version' as const, order: 'asc' as const },
-    ];
-    const out: EndpointInstalledSoftwareCount[] = [];
-    let after: Record<string, estypes.FieldValue> | undefined;
-    for (;;) {
-      const res = await this.store.pairsComposite(query, sources, COMPOSITE_CHUNK, after, false);
-      out.push(...res.buckets);
-      if (out.length > this.maxListItems) {
-        throw new BadRequestError(
-          `organization ${orgId} has more than ${this.maxListItems} distinct software name and version pairs; ` +
-            'use POST /org/{id}/software-inventory-summary/search-page',
-        );
-      }
-      if (res.buckets.length < COMPOSITE_CHUNK || !res.after) return out;
-      after = res.after;
-    }
-  }
-
-  /**
-   * One page of the summary. Sorted by name/version it walks a composite aggregation (no
-   * depth limit: reaching page p costs ceil((p+1)·size / 10,000) round trips); sorted by
-   * count (which must then be the first sort field) it asks a terms aggregation ordered by
-   * count for the first (p+1)·size pairs, so count-sorted pages end at the 10,000th pair.
-   * totalCount is the number of distinct pairs: exact up to 50,000, a cardinality estimate beyond.
-   */
-  async summaryPage(orgId: string, req: PagedSearch, access: Access): Promise<Page<EndpointInstalledSoftwareCount>> {
-    await this.orgScope(orgId, access);
-    const pr = req.pageRequest;
-    const sort = pr.sort ?? [];
-    const countAt = sort.findIndex((s) => s.field === 'count');
-    if (countAt > 0) throw new ValidationError('pageRequest.sort: count may only be the first sort field');
-    const query = await this.orgQuery(orgId, criteriaFilters(req.criteria));
-    const skip = pr.page * pr.size;
-    const end = skip + pr.size;
-
-    if (countAt === 0) {
-      if (end > RESULT_WINDOW) {
-        throw new BadRequestError(
-          `pageRequest reaches pair ${end}; count-sorted pages end at the ${RESULT_WINDOW}th pair; sort by name to page further or narrow the criteria`,
-        );
-      }
-      const keyOrder = sort.find((s) => s.field !== 'count');
-      const res = await this.store.pairsByCount(query, end, direction(sort[0]), keyOrder ? direction(keyOrder) : 'asc');
-      const items = res.keys.slice(skip, end).map((k) => ({ ...splitPairKey(k.key), count: k.count }));
-      return toPage(pr, res.distinct, items);
-    }
-
-    const sources: { field: 'name' | 'version'; order: SourceOrder }[] = [];
-    for (const s of sort) {
-      if ((s.field === 'name' || s.field === 'version') && !sources.some((x) => x.field === s.field)) {
-        sources.push({ field: s.field, order: direction(s) });
-      }
-    }
-    for (const field of ['name', 'version'] as const) {
-      if (!sources.some((x) => x.field === field)) sources.push({ field, order: 'asc' });
-    }
-    const items: EndpointInstalledSoftwareCount[] = [];
-    let distinct = 0;
-    let seen = 0;
-    let after: Record<string, estypes.FieldValue> | undefined;
-    for (let first = true; seen < end; first = false) {
-      const want = Math.min(COMPOSITE_CHUNK, end - seen);
-      const res = await this.store.pairsComposite(query, sources, want, after, first);
-      if (first) distinct = res.distinct ?? 0;
-      res.buckets.forEach((b, i) => {
-        if (seen + i >= skip) items.push(b);
-      });
-      seen += res.buckets.length;
-      if (res.buckets.length < want || !res.after) break;
-      after = res.after;
-    }
-    return toPage(pr, distinct, items);
   }
 }
