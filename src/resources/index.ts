@@ -21,7 +21,7 @@ import { TokenStore } from './tokens/store.js';
 import { TokenService } from './tokens/service.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { ClientVersionStore } from './client-versions/store.js';
-import { OrgConfigStore } from './org-configs/store.js';
+import { EndpointOrgConfigStore } from './client-versions/endpoint-org-config-store.js';
 import { ClientVersionService, loadLatestReleases, parseConfiguredDefaults } from './client-versions/service.js';
 import { clientVersionRoutes } from './client-versions/routes.js';
 import { EndpointStore } from './endpoints/store.js';
@@ -121,7 +121,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   );
   const clientVersions = new ClientVersionService(
     new ClientVersionStore(store),
-    new OrgConfigStore(store),
+    new EndpointOrgConfigStore(store),
     orgs,
     parseConfiguredDefaults(config.defaultClientVersions),
     loadLatestReleases(config.clientReleasesFile),

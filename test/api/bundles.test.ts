@@ -5,7 +5,7 @@ import type { Api } from '../helpers/http.js';
 import { BundleService, loadCatalogueFile } from '../../src/resources/bundles/service.js';
 import { BundleStore } from '../../src/resources/bundles/store.js';
 import { verifyInstallerUrl } from '../../src/resources/installer/signing.js';
-import type { Bundle } from '../../src/resources/modules/model.js';
+import type { Bundle } from '../../src/resources/bundles/model.js';
 
 type Modules = Record<string, unknown> & { version: number };
 

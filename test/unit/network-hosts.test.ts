@@ -3,7 +3,7 @@ import {
   foldSightings,
   mergeSighting,
   networkHostId,
-  normalizeMac,
+  parseMac,
   sightingId,
   type NetworkHost,
 } from '../../src/resources/network/model.js';
@@ -11,11 +11,11 @@ import { byCountThenKey } from '../../src/store/aggregations.js';
 
 describe('network host rules', () => {
   it('normalises MAC addresses and refuses non-MACs', () => {
-    expect(normalizeMac('AA-BB-CC-DD-EE-0F')).to.equal('aa:bb:cc:dd:ee:0f');
-    expect(normalizeMac('aabb.ccdd.ee0f')).to.equal('aa:bb:cc:dd:ee:0f');
-    expect(normalizeMac('aa:bb:cc:dd:ee')).to.equal(undefined);
-    expect(normalizeMac('zz:bb:cc:dd:ee:ff')).to.equal(undefined);
-    expect(normalizeMac(undefined)).to.equal(undefined);
+    expect(parseMac('AA-BB-CC-DD-EE-0F')).to.equal('aa:bb:cc:dd:ee:0f');
+    expect(parseMac('aabb.ccdd.ee0f')).to.equal('aa:bb:cc:dd:ee:0f');
+    expect(parseMac('aa:bb:cc:dd:ee')).to.equal(undefined);
+    expect(parseMac('zz:bb:cc:dd:ee:ff')).to.equal(undefined);
+    expect(parseMac(undefined)).to.equal(undefined);
   });
 
   it('ids are deterministic per org and MAC, else per org and IP', () => {

@@ -16,7 +16,7 @@ import type { HostWrite, NetworkHostStore } from './host-store.js';
 import {
   foldSightings,
   mergeSighting,
-  normalizeMac,
+  parseMac,
   sightingId,
   type HostSighting,
   type NetworkHeartbeat,
@@ -174,7 +174,7 @@ export class NetworkService {
     }
     if (criteria.ipAddress !== undefined) filter.push({ term: { ipAddress: criteria.ipAddress } });
     if (criteria.macAddress !== undefined) {
-      const mac = normalizeMac(criteria.macAddress);
+      const mac = parseMac(criteria.macAddress);
       if (!mac) throw new ValidationError(`body.criteria.macAddress: ${criteria.macAddress} is not a MAC address`);
       filter.push({ term: { macAddress: mac } });
     }
