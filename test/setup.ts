@@ -4,7 +4,7 @@
  * run, drop the run's indices and stop the node it started.
  */
 import { Client } from '@elastic/elasticsearch';
-import { RUN_PREFIX } from './helpers/app.js';
+import { closeSharedApp, RUN_PREFIX } from './helpers/app.js';
 import { stopTestElasticsearch, testElasticsearch } from './helpers/elasticsearch.js';
 
 export const mochaHooks = {
@@ -16,6 +16,7 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
+    await closeSharedApp();
     if (process.env.ELASTICSEARCH_URL) {
       const es = await testElasticsearch();
       const client = new Client({ node: es.url });

@@ -5,7 +5,7 @@
  * conflicting moves.
  */
 import { expect } from 'chai';
-import { startTestApp, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
+import { uid, type EndpointRecord, type TestApp, sharedApp } from '../helpers/app.js';
 import type { Api, ApiResponse } from '../helpers/http.js';
 import { LICENSE_STATES, LICENSE_TRANSITIONS, type LicenseState } from '../../src/resources/licenses/model.js';
 
@@ -40,11 +40,10 @@ describe('concurrency', () => {
   let admin: Api;
 
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     org = await t.world.org();
     admin = t.world.as(await t.world.token('admin', org));
   });
-  after(() => t.close());
 
   describe(`${CLIENTS} parallel conditional updates with the same version: exactly one succeeds, the rest get 409`, () => {
     it('endpoint PUT (integer version)', async function () {

@@ -11,7 +11,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { expectErrorBody, startTestApp, uid, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, startTestApp, uid, type TestApp, sharedApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { P } from '../helpers/http.js';
 import { MAX_AGGREGATION_BUCKETS } from '../../src/http/limits.js';
@@ -112,11 +112,10 @@ describe('limits', () => {
   let org: string;
   let endpointId: string;
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     org = await t.world.org();
     endpointId = (await t.world.endpoint(org)).id;
   });
-  after(() => t.close());
 
   it('a body over the default 1 MB limit → 413 with the section-7 body', async () => {
     const res = await t.admin.post('/endpoint/page-search', { criteria: { basic: 'x'.repeat(1_100_000) } });

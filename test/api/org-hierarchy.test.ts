@@ -7,7 +7,7 @@
  *   other (unrelated)
  */
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, type EndpointRecord, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, type EndpointRecord, type TestApp, sharedApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 import { bulkEndpoints } from '../helpers/endpoint-store.js';
 
@@ -28,7 +28,7 @@ describe('organization hierarchy (endpoints across three levels)', () => {
   const lte: Record<string, EndpointRecord> = {};
 
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     msp = await t.world.org();
     custA = await t.world.org(msp);
     custB = await t.world.org(msp);
@@ -47,7 +47,6 @@ describe('organization hierarchy (endpoints across three levels)', () => {
     const gone = await t.world.endpoint(custB);
     await t.admin.delete(`/endpoint/${gone.id}`);
   });
-  after(() => t.close());
 
   describe('GET /endpoint/by-org-id/{orgId}/direct-children and /all-descendants', () => {
     it('direct-children: agents of the direct child orgs only (not the org’s own, not grandchildren, no other families)', async () => {

@@ -4,7 +4,7 @@
  * Its timing belongs to the benchmark, not to an assertion here.
  */
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, uid, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, uid, type TestApp, sharedApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
 import type { InstalledSoftware } from '../../src/resources/software-inventory/model.js';
@@ -55,7 +55,7 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
   const ids: string[] = [];
 
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     org = await t.world.org();
     reader = t.world.as(await t.world.token('reader', org));
     const now = new Date().toISOString();
@@ -98,7 +98,6 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
     expect(created.reduce((a, b) => a + b, 0)).to.equal(ENDPOINTS * (COMMON + VARIED));
     await refreshIndex(t.server.store, 'software-inventory');
   });
-  after(() => t.close());
 
   it('stores one document per endpoint, name and version', async () => {
     expect(await new SoftwareInventoryStore(t.server.store).count({ term: { orgId: org } })).to.equal(ENDPOINTS * (COMMON + VARIED));

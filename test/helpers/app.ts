@@ -82,6 +82,46 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
   };
 }
 
+let shared: Promise<TestApp> | undefined;
+
+/**
+ * The run's one app, for the files that need no configuration of their own: started by the
+ * first file that asks (its index set-up runs once per run), closed after the whole run by
+ * the root hook (test/setup.ts). Files that use it never close it.
+ */
+export function sharedApp(): Promise<TestApp> {
+  shared ??= startTestApp();
+  return shared;
+}
+
+/** Closes the shared app if a file started it (the root afterAll hook). */
+export async function closeSharedApp(): Promise<void> {
+  const app = shared;
+  shared = undefined;
+  if (app) await (await app).close();
+}
+
+/** The app a describe block runs against, with two fresh tenants (TestWorld.tenants). */
+export interface TenantFixture extends Tenants {
+  t: TestApp;
+}
+
+/**
+ * Mocha fixture for the calling describe block: a `before` hook fills the returned object
+ * with the app and two fresh tenants, so tests read `w.t`, `w.orgA`, `w.adminA`… Without
+ * `env` the app is the run's shared one; with it, an app of that configuration of its own,
+ * closed after the block.
+ */
+export function useTenants(env?: Record<string, string>): TenantFixture {
+  const fixture = {} as TenantFixture;
+  before(async () => {
+    const t = env ? await startTestApp(env) : await sharedApp();
+    Object.assign(fixture, { t }, await t.world.tenants());
+  });
+  if (env) after(() => fixture.t?.close());
+  return fixture;
+}
+
 /** Unique ids per call so test files sharing a run never collide. */
 export function uid(prefix = 'x'): string {
   return `${prefix}-${crypto.randomBytes(5).toString('hex')}`;

@@ -7,8 +7,8 @@ import { ConflictError, ServiceUnavailableError } from '../../src/errors.js';
 import { reindex, type ReindexResult } from '../../src/store/reindex.js';
 import { loadTemplates } from '../../src/store/indices.js';
 import { bulkEndpoints, endpointStore } from '../helpers/endpoint-store.js';
+import { waitFor } from '../helpers/wait.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('reindex with alias swap (ops)', function () {
   this.timeout(180_000);
@@ -33,6 +33,10 @@ describe('reindex with alias swap (ops)', function () {
 
     it('copies every document, catches up creates, updates and deletes made during the copy, swaps the alias; no write is lost', async () => {
       const es = t.server.store.client;
+      const writeBlocked = async (): Promise<boolean> => {
+        const settings = await es.indices.getSettings({ index: alias, name: 'index.blocks.write' });
+        return Object.values(settings).some((x) => String(x.settings?.index?.blocks?.write) === 'true');
+      };
       const untouched = seeded[42];
       await store.patch(untouched.id, { displayName: 'version 2' });
       const untouchedBefore = await store.get(untouched.id);
@@ -55,7 +59,8 @@ describe('reindex with alias swap (ops)', function () {
             n++;
           } catch (err) {
             if (!(err instanceof ServiceUnavailableError)) throw err;
-            await sleep(20);
+            // Refused while the final write block holds: wait until the alias's index takes writes again.
+            await waitFor(writeBlocked, (blocked) => !blocked || stop, 60_000);
           }
         }
       })();
