@@ -47,11 +47,7 @@ describe('connection-state updates: group commit', () => {
     await t.close();
   });
 
-  const get = async (id: string): Promise<EndpointRecord> => {
-    const res = await t.admin.get<EndpointRecord>(`/endpoint/${id}`);
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body;
-  };
+  const get = (id: string): Promise<EndpointRecord> => t.world.endpointRecord(id);
 
   it('answers every caller of a shared bulk with its own outcome: 204, or 404 for an unknown or deleted endpoint', async () => {
     const live = await Promise.all(Array.from({ length: 12 }, () => t.world.endpoint(orgA)));

@@ -21,11 +21,7 @@ describe('endpoints (spec 4.5)', () => {
   });
 
   const agentFor = async (e: EndpointRecord): Promise<Api> => w.t.world.as(await w.t.world.token('agent', e.orgId, e.id));
-  const get = async (id: string): Promise<EndpointRecord> => {
-    const res = await w.t.admin.get<EndpointRecord>(`/endpoint/${id}`);
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body;
-  };
+  const get = (id: string): Promise<EndpointRecord> => w.t.world.endpointRecord(id);
 
   describe('POST /endpoint', () => {
     it('creates an agent with a generated id, version 1, NEVER connected, server-owned fields stamped', async () => {

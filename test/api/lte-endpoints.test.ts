@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { expectErrorBody, uid, useTenants, type EndpointRecord } from '../helpers/app.js';
-import type { Api } from '../helpers/http.js';
+import { expectErrorBody, uid, useTenants, type EndpointRecord, useOrg } from '../helpers/app.js';
 
 interface Page {
   totalCount: number;
@@ -14,11 +13,7 @@ describe('LTE endpoints (spec 4.3)', () => {
 
   const w = useTenants();
 
-  const get = async (id: string): Promise<EndpointRecord> => {
-    const res = await w.t.admin.get<EndpointRecord>(`/endpoint/${id}`);
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body;
-  };
+  const get = (id: string): Promise<EndpointRecord> => w.t.world.endpointRecord(id);
 
   describe('POST /lte-endpoint', () => {
     it('saves a new LTE endpoint with every LteEndpoint field; VC_LTE by default', async () => {
@@ -151,35 +146,30 @@ describe('LTE endpoints (spec 4.3)', () => {
   });
 
   describe('POST /lte-endpoint/search', () => {
-    let org: string;
-    let child: string;
-    let admin: Api;
+    const o = useOrg();
     const made: Record<string, EndpointRecord> = {};
 
     before(async () => {
-      org = await w.t.world.org();
-      child = await w.t.world.org(org);
-      admin = w.t.world.as(await w.t.world.token('admin', org));
-      made.low = await w.t.world.lte(org, { dataUsage: 10 });
-      made.high = await w.t.world.lte(org, { dataUsage: 500 });
-      made.none = await w.t.world.lte(org);
-      made.child = await w.t.world.lte(child, { dataUsage: 900 });
-      await w.t.world.utm(org);
-      await w.t.world.endpoint(org);
+      made.low = await w.t.world.lte(o.org, { dataUsage: 10 });
+      made.high = await w.t.world.lte(o.org, { dataUsage: 500 });
+      made.none = await w.t.world.lte(o.org);
+      made.child = await w.t.world.lte(o.child, { dataUsage: 900 });
+      await w.t.world.utm(o.org);
+      await w.t.world.endpoint(o.org);
     });
 
     const search = async (criteria: Record<string, unknown>, pageRequest?: Record<string, unknown>): Promise<Page> => {
-      const res = await admin.post<Page>('/lte-endpoint/search', { criteria, ...(pageRequest ? { pageRequest } : {}) });
+      const res = await o.admin.post<Page>('/lte-endpoint/search', { criteria, ...(pageRequest ? { pageRequest } : {}) });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body;
     };
 
     it('filters by orgId (with includeChildren) and dataUsageGreaterThen, within the subtree', async () => {
       expect(ids((await search({})).items)).to.deep.equal(ids(Object.values(made)));
-      expect(ids((await search({ orgId: org })).items)).to.deep.equal(ids([made.low, made.high, made.none]));
-      expect(ids((await search({ orgId: org, includeChildren: true })).items)).to.deep.equal(ids(Object.values(made)));
+      expect(ids((await search({ orgId: o.org })).items)).to.deep.equal(ids([made.low, made.high, made.none]));
+      expect(ids((await search({ orgId: o.org, includeChildren: true })).items)).to.deep.equal(ids(Object.values(made)));
       expect(ids((await search({ dataUsageGreaterThen: 10 })).items)).to.deep.equal(ids([made.high, made.child]));
-      expect(ids((await search({ orgId: org, dataUsageGreaterThen: 9.5 })).items)).to.deep.equal(ids([made.low, made.high]));
+      expect(ids((await search({ orgId: o.org, dataUsageGreaterThen: 9.5 })).items)).to.deep.equal(ids([made.low, made.high]));
     });
 
     it('pages and sorts by dataUsage', async () => {
@@ -190,11 +180,11 @@ describe('LTE endpoints (spec 4.3)', () => {
     });
 
     it('answers 400 for bad criteria, 401 without token, 403 for an org outside the subtree', async () => {
-      expectErrorBody(await admin.post('/lte-endpoint/search', { criteria: { dataUsageGreaterThen: 'big' } }), 400);
-      expectErrorBody(await admin.post('/lte-endpoint/search', { criteria: { includeChildren: 'yes' } }), 400);
-      expectErrorBody(await admin.post('/lte-endpoint/search', { pageRequest: { sort: [{ field: 'iccid', direction: 'UP' }] } }), 400);
+      expectErrorBody(await o.admin.post('/lte-endpoint/search', { criteria: { dataUsageGreaterThen: 'big' } }), 400);
+      expectErrorBody(await o.admin.post('/lte-endpoint/search', { criteria: { includeChildren: 'yes' } }), 400);
+      expectErrorBody(await o.admin.post('/lte-endpoint/search', { pageRequest: { sort: [{ field: 'iccid', direction: 'UP' }] } }), 400);
       expectErrorBody(await w.t.anon.post('/lte-endpoint/search', {}), 401);
-      expectErrorBody(await admin.post('/lte-endpoint/search', { criteria: { orgId: w.orgB } }), 403);
+      expectErrorBody(await o.admin.post('/lte-endpoint/search', { criteria: { orgId: w.orgB } }), 403);
     });
   });
 });

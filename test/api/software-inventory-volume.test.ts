@@ -8,7 +8,7 @@ import { expectErrorBody, uid, type TestApp, sharedApp } from '../helpers/app.js
 import type { Api } from '../helpers/http.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
 import type { InstalledSoftware } from '../../src/resources/software-inventory/model.js';
-import { bulkEndpoints, refreshIndex } from '../helpers/endpoint-store.js';
+import { agentDoc, createEndpointDocs, refreshIndex } from '../helpers/endpoint-store.js';
 import { SoftwareInventoryStore } from '../../src/resources/software-inventory/store.js';
 
 interface Count {
@@ -58,30 +58,19 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
     t = await sharedApp();
     org = await t.world.org();
     reader = t.world.as(await t.world.token('reader', org));
-    const now = new Date().toISOString();
-    const who = { username: 'volume-test', authenticator: 'none' };
     const docs: EndpointDoc[] = [];
     for (let e = 0; e < ENDPOINTS; e++) {
       const id = uid(`vol${e}`);
       ids.push(id);
-      docs.push({
-        id,
-        orgId: org,
-        type: 'VC_ENDPOINT',
-        displayName: `host-${e}`,
-        connectionStatus: e < UNINSTALLED ? 'UNINSTALLED' : 'CONNECTED',
-        ...(e >= UNINSTALLED && e < EXCLUDED ? { deleted: true } : {}),
-        createdAt: now,
-        updatedAt: now,
-        createdBy: who,
-        updatedBy: who,
-      });
+      docs.push(
+        agentDoc(id, org, {
+          displayName: `host-${e}`,
+          connectionStatus: e < UNINSTALLED ? 'UNINSTALLED' : 'CONNECTED',
+          ...(e >= UNINSTALLED && e < EXCLUDED ? { deleted: true } : {}),
+        }),
+      );
     }
-    const res = await bulkEndpoints(
-      t.server.store,
-      docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
-    );
-    expect(res.errors).to.equal(false);
+    await createEndpointDocs(t.server.store, docs);
 
     // Parallel batches through the bulk path; no forced refresh per endpoint, one at the end.
     const svc = t.server.handle.services.softwareInventory;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { expectErrorBody, uid, useTenants, type EndpointRecord } from '../helpers/app.js';
+import { expectErrorBody, uid, useTenants, type EndpointRecord, useOrg } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 
 interface Page {
@@ -344,33 +344,28 @@ describe('UTM endpoints (spec 4.2)', () => {
   });
 
   describe('searchPage, count and model aggregation', () => {
-    let org: string;
-    let child: string;
-    let admin: Api;
+    const o = useOrg();
     const made: Record<string, EndpointRecord> = {};
 
     before(async () => {
-      org = await w.t.world.org();
-      child = await w.t.world.org(org);
-      admin = w.t.world.as(await w.t.world.token('admin', org));
-      made.a = await w.t.world.utm(org, { model: 'MX64', connectionStatus: 'CONNECTED', externalStatus: 'ACTIVE', wanStatus: 'WAN1', siteId: 'site-a', site: { id: 'key-a', orgName: 'Alpha' } });
-      made.b = await w.t.world.utm(org, { model: 'MX64', connectionStatus: 'DISCONNECTED', externalStatus: 'INACTIVE', wanStatus: 'WAN2', siteId: 'site-b', site: { id: 'key-b', orgName: 'Beta' } });
-      made.c = await w.t.world.utm(org, { model: 'MX84', connectionStatus: 'CONNECTED', externalStatus: 'PROVISIONING', wanStatus: 'WAN2', siteId: 'site-a', site: { id: 'key-c', orgName: 'Alpha' } });
-      made.d = await w.t.world.utm(child, { model: 'Z3', type: 'VC_UTM', connectionStatus: 'NEVER', siteId: 'site-d' });
-      const gone = await w.t.world.utm(org, { model: 'GONE' });
+      made.a = await w.t.world.utm(o.org, { model: 'MX64', connectionStatus: 'CONNECTED', externalStatus: 'ACTIVE', wanStatus: 'WAN1', siteId: 'site-a', site: { id: 'key-a', orgName: 'Alpha' } });
+      made.b = await w.t.world.utm(o.org, { model: 'MX64', connectionStatus: 'DISCONNECTED', externalStatus: 'INACTIVE', wanStatus: 'WAN2', siteId: 'site-b', site: { id: 'key-b', orgName: 'Beta' } });
+      made.c = await w.t.world.utm(o.org, { model: 'MX84', connectionStatus: 'CONNECTED', externalStatus: 'PROVISIONING', wanStatus: 'WAN2', siteId: 'site-a', site: { id: 'key-c', orgName: 'Alpha' } });
+      made.d = await w.t.world.utm(o.child, { model: 'Z3', type: 'VC_UTM', connectionStatus: 'NEVER', siteId: 'site-d' });
+      const gone = await w.t.world.utm(o.org, { model: 'GONE' });
       await w.t.admin.delete(`/endpoint/${gone.id}`);
-      await w.t.world.endpoint(org);
-      await w.t.world.lte(org, { model: 'LTE-1' });
+      await w.t.world.endpoint(o.org);
+      await w.t.world.lte(o.org, { model: 'LTE-1' });
       await w.t.world.utm(w.orgB, { model: 'MX64' });
     });
 
     const search = async (criteria: Record<string, unknown>, pageRequest?: Record<string, unknown>): Promise<Page> => {
-      const res = await admin.post<Page>('/utm-endpoint/searchPage', { criteria, ...(pageRequest ? { pageRequest } : {}) });
+      const res = await o.admin.post<Page>('/utm-endpoint/searchPage', { criteria, ...(pageRequest ? { pageRequest } : {}) });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body;
     };
     const count = async (criteria: Record<string, unknown>): Promise<number> => {
-      const res = await admin.post<{ count: number }>('/utm-endpoint/count', criteria);
+      const res = await o.admin.post<{ count: number }>('/utm-endpoint/count', criteria);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body.count;
     };
@@ -390,10 +385,10 @@ describe('UTM endpoints (spec 4.2)', () => {
         [{ siteId: 'site-a' }, [made.a, made.c]],
         [{ siteOrgName: 'Alpha' }, [made.a, made.c]],
         [{ siteKey: 'key-b' }, [made.b]],
-        [{ orgId: org }, [made.a, made.b, made.c]],
-        [{ orgId: org, includeChildren: true }, [made.a, made.b, made.c, made.d]],
-        [{ orgId: child }, [made.d]],
-        [{ orgId: org, connectionStatuses: ['CONNECTED'], siteOrgName: 'Alpha', wanStatuses: ['WAN1'] }, [made.a]],
+        [{ orgId: o.org }, [made.a, made.b, made.c]],
+        [{ orgId: o.org, includeChildren: true }, [made.a, made.b, made.c, made.d]],
+        [{ orgId: o.child }, [made.d]],
+        [{ orgId: o.org, connectionStatuses: ['CONNECTED'], siteOrgName: 'Alpha', wanStatuses: ['WAN1'] }, [made.a]],
         [{ connectionStatuses: [] }, Object.values(made)],
       ];
       for (const [criteria, expected] of cases) {
@@ -411,14 +406,14 @@ describe('UTM endpoints (spec 4.2)', () => {
     });
 
     it('model aggregation: one bucket per model, count descending then key; same criteria and subtree', async () => {
-      const res = await admin.post('/utm-endpoint/model/aggregation', {});
+      const res = await o.admin.post('/utm-endpoint/model/aggregation', {});
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal([
         { key: 'MX64', count: 2 },
         { key: 'MX84', count: 1 },
         { key: 'Z3', count: 1 },
       ]);
-      const filtered = await admin.post('/utm-endpoint/model/aggregation', { connectionStatuses: ['CONNECTED'] });
+      const filtered = await o.admin.post('/utm-endpoint/model/aggregation', { connectionStatuses: ['CONNECTED'] });
       expect(filtered.body).to.deep.equal([
         { key: 'MX64', count: 1 },
         { key: 'MX84', count: 1 },
@@ -441,16 +436,16 @@ describe('UTM endpoints (spec 4.2)', () => {
 
     it('answer 400 for bad enums, 401 without token, 403 for an org outside the subtree and for agents', async () => {
       for (const path of ['/utm-endpoint/count', '/utm-endpoint/model/aggregation']) {
-        expectErrorBody(await admin.post(path, { connectionStatuses: ['ONLINE'] }), 400);
-        expectErrorBody(await admin.post(path, { wanStatuses: 'WAN1' }), 400);
-        expectErrorBody(await admin.post(path, { externalStatuses: ['NOPE'] }), 400);
+        expectErrorBody(await o.admin.post(path, { connectionStatuses: ['ONLINE'] }), 400);
+        expectErrorBody(await o.admin.post(path, { wanStatuses: 'WAN1' }), 400);
+        expectErrorBody(await o.admin.post(path, { externalStatuses: ['NOPE'] }), 400);
         expectErrorBody(await w.t.anon.post(path, {}), 401);
-        expectErrorBody(await admin.post(path, { orgId: w.orgB }), 403);
+        expectErrorBody(await o.admin.post(path, { orgId: w.orgB }), 403);
       }
-      expectErrorBody(await admin.post('/utm-endpoint/searchPage', { criteria: { connectionStatuses: ['ONLINE'] } }), 400);
-      expectErrorBody(await admin.post('/utm-endpoint/searchPage', { criteria: { orgId: w.orgB, includeChildren: true } }), 403);
+      expectErrorBody(await o.admin.post('/utm-endpoint/searchPage', { criteria: { connectionStatuses: ['ONLINE'] } }), 400);
+      expectErrorBody(await o.admin.post('/utm-endpoint/searchPage', { criteria: { orgId: w.orgB, includeChildren: true } }), 403);
       expectErrorBody(await w.t.anon.post('/utm-endpoint/searchPage', {}), 401);
-      const agent = w.t.world.as(await w.t.world.token('agent', org, made.a.id));
+      const agent = w.t.world.as(await w.t.world.token('agent', o.org, made.a.id));
       expectErrorBody(await agent.post('/utm-endpoint/searchPage', {}), 403);
       expect(await count({})).to.equal(4);
     });

@@ -122,6 +122,26 @@ export function useTenants(env?: Record<string, string>): TenantFixture {
   return fixture;
 }
 
+/** The shared app with one fresh organization, a child of it, and an admin client of the organization. */
+export interface OrgFixture {
+  t: TestApp;
+  org: string;
+  child: string;
+  admin: Api;
+}
+
+/** Mocha fixture for the calling describe block: an OrgFixture filled in a `before` hook. */
+export function useOrg(): OrgFixture {
+  const fixture = {} as OrgFixture;
+  before(async () => {
+    const t = await sharedApp();
+    const org = await t.world.org();
+    const [child, token] = await Promise.all([t.world.org(org), t.world.token('admin', org)]);
+    Object.assign(fixture, { t, org, child, admin: t.world.as(token) });
+  });
+  return fixture;
+}
+
 /** Unique ids per call so test files sharing a run never collide. */
 export function uid(prefix = 'x'): string {
   return `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
@@ -165,6 +185,13 @@ export class TestWorld {
   /** A client for the app with the given token. */
   as(token: string | undefined): Api {
     return this.admin.as(token);
+  }
+
+  /** GET /endpoint/{id} with the system token: the record (asserting 200). */
+  async endpointRecord(id: string): Promise<EndpointRecord> {
+    const res = await this.admin.get<EndpointRecord>(`/endpoint/${id}`);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body;
   }
 
   /** Creates an agent endpoint (POST /endpoint, system token) in the org; returns the record. */

@@ -3,7 +3,9 @@
  * context (its client and index prefix), and raw bulk loads that production never makes.
  */
 import type { estypes } from '@elastic/elasticsearch';
+import { expect } from 'chai';
 import { EndpointStore } from '../../src/resources/endpoints/store.js';
+import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
 import { aliasName, type StoreContext } from '../../src/store/client.js';
 import { storeCall } from '../../src/store/errors.js';
 
@@ -22,6 +24,22 @@ export async function bulkEndpoints(
   const res = await storeCall(() => ctx.client.bulk({ index, require_alias: true, operations }));
   if (opts.refresh !== false) await refreshIndex(ctx, 'endpoints');
   return res;
+}
+
+/** An agent document as the API would store it (for volume set-ups written straight into the index). */
+export function agentDoc(id: string, orgId: string, fields: Partial<EndpointDoc> = {}): EndpointDoc {
+  const now = new Date().toISOString();
+  const who = { username: 'seed', authenticator: 'none' };
+  return { id, orgId, type: 'VC_ENDPOINT', connectionStatus: 'CONNECTED', createdAt: now, updatedAt: now, createdBy: who, updatedBy: who, ...fields };
+}
+
+/** Creates the documents in one bulk, searchable when it returns; fails the test if any is refused. */
+export async function createEndpointDocs(ctx: StoreContext, docs: EndpointDoc[]): Promise<void> {
+  const res = await bulkEndpoints(
+    ctx,
+    docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
+  );
+  expect(res.errors, JSON.stringify(res.items.find((i) => i.create?.error))).to.equal(false);
 }
 
 /** Refreshes one of the service's indices (after a bulk load). */
