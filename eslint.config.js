@@ -12,4 +12,13 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // Type-checked rules: an unawaited promise (in Koa middleware, a handler, a hook) is a real class of bug.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
 );

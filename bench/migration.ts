@@ -17,7 +17,6 @@ import path from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
 import type { Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { createServices } from '../src/resources/index.js';
 import { ensureIndices } from '../src/store/indices.js';
 import type { StoreContext } from '../src/store/client.js';
 import { openDatabase, type SqlDatabase } from '../src/migration/sql-db.js';
@@ -25,6 +24,7 @@ import { applyMigrations } from '../src/migration/schema-migrations.js';
 import { FAMILY_TABLES, copyColumns, copyLine } from '../src/migration/device-rows.js';
 import { MIGRATION_BATCH } from '../src/migration/device-migration.js';
 import { cpuSeconds } from './proc.js';
+import { endpointStore, refreshIndex } from '../test/helpers/endpoint-store.js';
 import { bulkDocs, seededIds, utmDoc, type SeedSize } from './seed.js';
 
 export const MIGRATION_SCHEMA = 'bench_migration';
@@ -115,13 +115,12 @@ async function runOpsMigrate(env: Record<string, string>): Promise<{ out: Record
 }
 
 /** The same records read the same way and COPYed page by page into a scratch table. */
-async function scanCopy(db: SqlDatabase, ctx: StoreContext, config: Config): Promise<number> {
+async function scanCopy(db: SqlDatabase, ctx: StoreContext): Promise<number> {
   const t = FAMILY_TABLES.utm;
-  const services = createServices({ config, store: ctx, log: createLogger('warn') });
   await db.exec(`DROP TABLE IF EXISTS copy_floor; CREATE TABLE copy_floor (LIKE ${t.table} INCLUDING DEFAULTS)`);
   const t0 = performance.now();
   let n = 0;
-  for await (const batch of services.endpoints.store.scan({ terms: { type: [...t.types] } }, MIGRATION_BATCH)) {
+  for await (const batch of endpointStore(ctx).scan({ terms: { type: [...t.types] } }, MIGRATION_BATCH)) {
     await db.transaction(async (tx) => {
       n += await tx.copyFrom(
         'copy_floor',
@@ -158,7 +157,6 @@ export async function migrationBench(opts: {
   const { client, log } = opts;
   const prefix = `${opts.prefix}-mig`;
   const ctx: StoreContext = { client, prefix, refresh: 'none' };
-  const config: Config = { ...opts.config, indexPrefix: prefix };
   const db = await chooseDatabase(log);
   const orgs = seededIds(opts.size).orgs;
   const runs: MigrationRun[] = [];
@@ -167,15 +165,14 @@ export async function migrationBench(opts: {
     const existing = await client.indices.get({ index: `${prefix}-*`, allow_no_indices: true, ignore_unavailable: true });
     for (const name of Object.keys(existing)) await client.indices.delete({ index: name });
     await ensureIndices(ctx, createLogger('warn'));
-    const services = createServices({ config, store: ctx, log: createLogger('warn') });
     const now = new Date().toISOString();
     for (let start = 0; start < records; start += 5000) {
       await bulkDocs(
-        services,
+        ctx,
         Array.from({ length: Math.min(5000, records - start) }, (_, k) => utmDoc(start + k, orgs, now)),
       );
     }
-    await services.endpoints.store.refresh();
+    await refreshIndex(ctx, 'endpoints');
     await db.reset();
     log(`migration: ${records} UTM records seeded; running ops migrate utm`);
 
@@ -197,7 +194,7 @@ export async function migrationBench(opts: {
     try {
       await applyMigrations(sql);
       const es2 = cpuSeconds(opts.esPid);
-      scan = await scanCopy(sql, ctx, config);
+      scan = await scanCopy(sql, ctx);
       scanEs = es2 === undefined ? undefined : (cpuSeconds(opts.esPid) ?? es2) - es2;
       copy = await copyOnly(sql, records, orgs, now);
       await sql.exec('DROP TABLE IF EXISTS copy_floor');

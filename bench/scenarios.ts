@@ -6,7 +6,7 @@
 import type autocannon from 'autocannon';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { aliasName } from '../src/store/client.js';
-import { pageQuery } from '../src/http/paging.js';
+import { pageQuery } from '../src/store/page-query.js';
 import { endpointCriteriaQuery, utmCriteriaQuery } from '../src/resources/endpoints/criteria.js';
 import { ENDPOINT_SORT, UTM_SORT } from '../src/resources/endpoints/schema.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';

@@ -5,6 +5,8 @@
  */
 import crypto from 'node:crypto';
 import type { Services } from '../src/resources/index.js';
+import type { StoreContext } from '../src/store/client.js';
+import { bulkEndpoints, refreshIndex } from '../test/helpers/endpoint-store.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
 import { Access } from '../src/http/auth.js';
 
@@ -101,15 +103,16 @@ export function utmDoc(i: number, orgs: string[], now: string): EndpointDoc {
   };
 }
 
-export async function bulkDocs(s: Services, docs: EndpointDoc[]): Promise<void> {
-  const res = await s.endpoints.store.bulk(
+export async function bulkDocs(ctx: StoreContext, docs: EndpointDoc[]): Promise<void> {
+  const res = await bulkEndpoints(
+    ctx,
     docs.flatMap((d) => [{ index: { _id: d.id } }, d]),
     { refresh: false },
   );
   if (res.errors) throw new Error(`seed bulk failed: ${JSON.stringify(res.items.find((i) => i.index?.error))}`);
 }
 
-export async function seed(s: Services, size: SeedSize, log: (l: string) => void): Promise<Seeded> {
+export async function seed(s: Services, ctx: StoreContext, size: SeedSize, log: (l: string) => void): Promise<Seeded> {
   const now = new Date().toISOString();
   const roots: string[] = [];
   const orgs: string[] = [];
@@ -146,7 +149,7 @@ export async function seed(s: Services, size: SeedSize, log: (l: string) => void
         hostInfo: { hostName: `host-${i}`, ...os, kernelArch: 'x86_64', uptime: i, procs: 100 + (i % 200) },
       });
     }
-    await bulkDocs(s, docs);
+    await bulkDocs(ctx, docs);
   }
   log(`agents: ${agentIds.length}`);
 
@@ -157,7 +160,7 @@ export async function seed(s: Services, size: SeedSize, log: (l: string) => void
       utmIds.push(`utm-${i}`);
       docs.push(utmDoc(i, orgs, now));
     }
-    await bulkDocs(s, docs);
+    await bulkDocs(ctx, docs);
   }
   for (let start = 0; start < size.lte; start += chunk) {
     const docs: EndpointDoc[] = [];
@@ -174,7 +177,7 @@ export async function seed(s: Services, size: SeedSize, log: (l: string) => void
         site: { id: `site-${i % 997}` },
       });
     }
-    await bulkDocs(s, docs);
+    await bulkDocs(ctx, docs);
   }
   log(`utm: ${size.utm}, lte: ${size.lte}`);
 
@@ -201,7 +204,7 @@ export async function seed(s: Services, size: SeedSize, log: (l: string) => void
     );
   }
   log(`network sensors: ${ids.sensors.length}`);
-  await s.endpoints.store.refresh();
+  await refreshIndex(ctx, 'endpoints');
   if (ids.orgs.join() !== orgs.join() || ids.agentIds.length !== agentIds.length || ids.utmIds.length !== utmIds.length) {
     throw new Error('seededIds() disagrees with seed()');
   }

@@ -92,7 +92,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 
   // Node checks these time-outs every connectionsCheckingInterval (30 s by default): checked every
   // second, a client that dribbles its headers or body is cut off close to the time-out.
-  const server = http.createServer({ connectionsCheckingInterval: 1000 }, handle.app.callback());
+  // Koa's handler answers its own errors (ctx.onerror): its promise never rejects, nothing to await.
+  const handleRequest = handle.app.callback();
+  const server = http.createServer({ connectionsCheckingInterval: 1000 }, (req, res) => void handleRequest(req, res));
   server.requestTimeout = config.requestTimeoutMs + 5000;
   server.headersTimeout = Math.min(config.headersTimeoutMs, server.requestTimeout);
   server.keepAliveTimeout = 65_000;

@@ -3,9 +3,8 @@
  * the time a cold start needs, so no suite's own hook timeout pays for it); after the whole
  * run, drop the run's indices and stop the node it started.
  */
-import { Client } from '@elastic/elasticsearch';
-import { RUN_PREFIX } from './helpers/app.js';
-import { stopTestElasticsearch, testElasticsearch } from './helpers/elasticsearch.js';
+import { closeSharedApp, RUN_PREFIX } from './helpers/app.js';
+import { dropIndicesUnder, stopTestElasticsearch, testElasticsearch } from './helpers/elasticsearch.js';
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context): Promise<void> {
@@ -16,15 +15,8 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(60_000);
-    if (process.env.ELASTICSEARCH_URL) {
-      const es = await testElasticsearch();
-      const client = new Client({ node: es.url });
-      const indices = await client.indices.get({ index: `${RUN_PREFIX}-*`, allow_no_indices: true, ignore_unavailable: true }).catch(() => ({}));
-      for (const name of Object.keys(indices)) await client.indices.delete({ index: name }).catch(() => undefined);
-      const templates = await client.indices.getIndexTemplate({ name: `${RUN_PREFIX}-*` }).catch(() => ({ index_templates: [] }));
-      for (const t of templates.index_templates) await client.indices.deleteIndexTemplate({ name: t.name }).catch(() => undefined);
-      await client.close();
-    }
+    await closeSharedApp();
+    if (process.env.ELASTICSEARCH_URL) await dropIndicesUnder(RUN_PREFIX);
     await stopTestElasticsearch();
   },
 };

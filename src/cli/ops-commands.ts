@@ -6,6 +6,7 @@
  * (a run of the same work is in progress, or a leftover needs --restart).
  */
 import os from 'node:os';
+import { parseArgs as parseCommandLine } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
 import { Access, ROLES, type Role } from '../http/auth.js';
@@ -52,27 +53,31 @@ interface Parsed {
   flags: Map<string, string | true>;
 }
 
-const VALUE_FLAGS = new Set(['batch-size', 'parent', 'role', 'org', 'endpoint', 'name', 'expires']);
-const BOOL_FLAGS = new Set(['json', 'force', 'restart', 'delete-old', 'help']);
+const OPTIONS = {
+  'batch-size': { type: 'string' },
+  parent: { type: 'string' },
+  role: { type: 'string' },
+  org: { type: 'string' },
+  endpoint: { type: 'string' },
+  name: { type: 'string' },
+  expires: { type: 'string' },
+  json: { type: 'boolean' },
+  force: { type: 'boolean' },
+  restart: { type: 'boolean' },
+  'delete-old': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 function parseArgs(argv: string[]): Parsed {
-  const positional: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '-h') {
-      flags.set('help', true);
-    } else if (a.startsWith('--')) {
-      const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
-      if (BOOL_FLAGS.has(k)) flags.set(k, true);
-      else if (VALUE_FLAGS.has(k)) {
-        const v = inline ?? argv[++i];
-        if (v === undefined) throw new UsageError(`--${k} needs a value`);
-        flags.set(k, v);
-      } else throw new UsageError(`unknown option --${k}`);
-    } else positional.push(a);
+  try {
+    const { values, positionals } = parseCommandLine({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    const flags = new Map<string, string | true>();
+    for (const [k, v] of Object.entries(values)) if (v !== undefined && v !== false) flags.set(k, v);
+    return { positional: positionals, flags };
+  } catch (err) {
+    // node:util's messages name the option and what is wrong with it (unknown, missing value).
+    throw new UsageError((err as Error).message);
   }
-  return { positional, flags };
 }
 
 function flag(p: Parsed, k: string): string | undefined {

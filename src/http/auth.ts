@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import type { estypes } from '@elastic/elasticsearch';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../errors.js';
+import type { UserKey } from '../domain.js';
 
 /** An Elasticsearch query; the org filters below are handed to the stores as they are. */
 type Query = estypes.QueryDslQueryContainer;
@@ -19,10 +20,6 @@ export const READERS: readonly Role[] = ['admin', 'reader'];
 export const WRITERS: readonly Role[] = ['admin'];
 export const SYSTEM_ONLY: readonly Role[] = [];
 
-export interface UserKey {
-  username: string;
-  authenticator: string;
-}
 
 export interface Principal {
   /** 'anonymous' only on operations that declare no security (callers inside the perimeter). */

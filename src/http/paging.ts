@@ -1,21 +1,10 @@
 /**
- * PageRequest (its fields are not shown in the spec; designed here) and page results,
- * in one place for every page-search operation.
+ * PageRequest schemas and page results, in one place for every page-search operation
+ * (the Elasticsearch side of a page: src/store/page-query.ts).
  */
 import Joi from 'joi';
-import type { estypes } from '@elastic/elasticsearch';
-import { BadRequestError } from '../errors.js';
+import type { PageRequest } from '../domain.js';
 
-export interface SortOrder {
-  field: string;
-  direction: 'ASC' | 'DESC';
-}
-
-export interface PageRequest {
-  page: number;
-  size: number;
-  sort?: SortOrder[];
-}
 
 export interface Page<T> {
   pageRequest: PageRequest;
@@ -24,8 +13,6 @@ export interface Page<T> {
   items: T[];
 }
 
-/** Elasticsearch's default index.max_result_window: from + size may not exceed it. */
-export const RESULT_WINDOW = 10_000;
 export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 20;
 
@@ -61,39 +48,6 @@ export function pagedCriteriaSchema(
   })
     .default()
     .label(label);
-}
-
-export interface PageQuery {
-  from: number;
-  size: number;
-  sort: estypes.SortCombinations[];
-  track_total_hits: true;
-}
-
-/**
- * Turns a PageRequest into from/size/sort. `sortFields` maps API names to indexed fields;
- * the record id always ends the sort so pages are stable. A page beyond Elasticsearch's
- * result window is refused with a 400 that says how to narrow it.
- */
-export function pageQuery(
-  pr: PageRequest,
-  sortFields: Readonly<Record<string, string>>,
-  defaultSort: SortOrder[] = [],
-): PageQuery {
-  const from = pr.page * pr.size;
-  if (from + pr.size > RESULT_WINDOW) {
-    throw new BadRequestError(
-      `pageRequest reaches result ${from + pr.size}, beyond the ${RESULT_WINDOW}-result window; narrow the criteria or sort to reach later records`,
-    );
-  }
-  const orders = pr.sort && pr.sort.length > 0 ? pr.sort : defaultSort;
-  const sort: estypes.SortCombinations[] = orders.map((o) => {
-    const field = sortFields[o.field];
-    if (!field) throw new BadRequestError(`pageRequest.sort: ${o.field} is not sortable`);
-    return { [field]: { order: o.direction === 'DESC' ? 'desc' : 'asc', missing: '_last' } };
-  });
-  sort.push({ id: { order: 'asc' } });
-  return { from, size: pr.size, sort, track_total_hits: true };
 }
 
 export function toPage<T>(pr: PageRequest, totalCount: number, items: T[]): Page<T> {

@@ -109,13 +109,25 @@ export function defineRoute<P = Record<string, never>, Q = Record<string, never>
   return spec as unknown as RouteSpec;
 }
 
+/** What the declarations of one route file share (tag, sec, roles, errors); a declaration may override each. */
+export type RouteDefaults = Pick<RouteSpec, 'tag' | 'sec' | 'roles' | 'errors'>;
+
+/** A declaration that may leave out what its file's RouteDefaults give. */
+export type DeclaredRoute<P, Q, B> = Omit<RouteSpec<P, Q, B>, keyof RouteDefaults> & Partial<RouteDefaults>;
+
+/**
+ * A route file's declaration helper: `const route = routeDefaults({ tag, sec, roles, errors })`,
+ * then `route<P, Q, B>({ operationId, method, path, ... })` with only what differs.
+ */
+export function routeDefaults(defaults: RouteDefaults) {
+  return <P = Record<string, never>, Q = Record<string, never>, B = undefined>(spec: DeclaredRoute<P, Q, B>): RouteSpec =>
+    defineRoute<P, Q, B>({ ...defaults, ...spec });
+}
+
 export const ok = (body: unknown): Reply => ({ status: 200, body });
 export const created = (body: unknown): Reply => ({ status: 201, body });
 export const noContent = (): Reply => ({ status: 204 });
 export const emptyOk = (): Reply => ({ status: 200 });
-
-/** Std errors of spec section 4. */
-export const STD_ERRORS = [400, 401, 403, 500];
 
 /** koa-router path for an OpenAPI path: `{endpoint-id}` → `:endpointId`. */
 export function paramKey(name: string): string {
@@ -139,8 +151,8 @@ const fastAcceptors = new WeakMap<Joi.Schema, FastAccept>();
 
 /**
  * Gives a schema a fast acceptor, for bulk bodies where joi's per-rule machinery costs more
- * than the rest of the request (200 inventory items: ~2.4 ms of CPU with its garbage, half of
- * the report; bench/README.md). The acceptor answers only values it can vouch for, exactly as
+ * than the rest of the request (an inventory report of many items; bench/README.md has the
+ * measurement). The acceptor answers only values it can vouch for, exactly as
  * joi would convert them; anything else (every error included) goes through joi. Each acceptor
  * has a property test holding it to joi's answer. The schema stays the one declaration that
  * the OpenAPI document is generated from.

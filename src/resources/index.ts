@@ -22,7 +22,7 @@ import { TokenStore } from './tokens/store.js';
 import { TokenService } from './tokens/service.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { ClientVersionStore } from './client-versions/store.js';
-import { OrgConfigStore } from './org-configs/store.js';
+import { EndpointOrgConfigStore } from './client-versions/endpoint-org-config-store.js';
 import { ClientVersionService, loadLatestReleases, parseConfiguredDefaults } from './client-versions/service.js';
 import { clientVersionRoutes } from './client-versions/routes.js';
 import { EndpointStore } from './endpoints/store.js';
@@ -136,13 +136,15 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   );
   const clientVersions = new ClientVersionService(
     new ClientVersionStore(store),
-    new OrgConfigStore(store),
+    new EndpointOrgConfigStore(store),
     orgs,
     parseConfiguredDefaults(config.defaultClientVersions),
     loadLatestReleases(config.clientReleasesFile),
   );
-  const endpoints = new EndpointService(new EndpointStore(store), { keys: new EndpointKeyStore(store), orgs, tokens });
-  const deviceMigration = new DeviceMigrationService(endpoints.store, {
+  // The device migration (src/migration) copies the endpoints index itself: it shares the store, not the service.
+  const endpointStore = new EndpointStore(store);
+  const endpoints = new EndpointService(endpointStore, { keys: new EndpointKeyStore(store), orgs, tokens });
+  const deviceMigration = new DeviceMigrationService(endpointStore, {
     databaseUrl: config.databaseUrl,
     schema: config.sqlSchema,
     log,

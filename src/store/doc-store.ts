@@ -1,14 +1,19 @@
 /**
  * Typed access to one index through its alias. Each resource's store module owns one
  * DocStore and is the only code that touches that index; this class only removes the
- * repetition (error translation, version extraction, hit mapping, paging, PIT scans).
+ * repetition (error translation, version extraction, hit mapping, paging, PIT scans), and
+ * optionally coalesces concurrent reads (`batching`: gets into one multi-get, searches into
+ * one multi-search, see batcher.ts).
  */
 import type { estypes } from '@elastic/elasticsearch';
 import { aliasName, readRetries, type StoreContext } from './client.js';
 import { visible } from './visibility.js';
 import { storeCall, translateStoreError } from './errors.js';
-import type { DocVersion } from './versions.js';
-import { ConflictError, NotFoundError, WriteConflictError } from '../errors.js';
+import { versionOf, type DocVersion } from './versions.js';
+import { Batcher, type BatcherOptions, type ItemOutcome } from './batcher.js';
+import { itemError } from './item-errors.js';
+import { pitPages } from './pit.js';
+import { ConflictError, WriteConflictError } from '../errors.js';
 
 export interface Stored<T> extends DocVersion {
   id: string;
@@ -34,8 +39,24 @@ export interface WriteOptions {
 export type Query = estypes.QueryDslQueryContainer;
 export type Sort = estypes.Sort;
 
-function versionOf(r: { _seq_no?: number; _primary_term?: number; _version?: number }): DocVersion {
-  return { seqNo: r._seq_no ?? -1, primaryTerm: r._primary_term ?? 0, version: r._version ?? 0 };
+export type SearchBody = Omit<estypes.SearchRequest, 'index'>;
+
+/** Coalescing of concurrent reads (see batcher.ts); unset: every call is its own request. */
+export interface DocStoreBatching {
+  /** Realtime gets → one multi-get. */
+  reads?: BatcherOptions;
+  /** Searches → one multi-search. */
+  searches?: BatcherOptions;
+}
+
+/** A search hit or a found get/mget document → a stored record with its version. */
+function toStored<T>(h: { _id?: string | null; _source?: T; _seq_no?: number; _primary_term?: number; _version?: number }): Stored<T> {
+  return { id: h._id as string, doc: h._source as T, ...versionOf(h) };
+}
+
+function toSearchResult<T>(res: Pick<estypes.SearchResponse<T>, 'hits' | 'aggregations'>): SearchResult<T> {
+  const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
+  return { total, items: res.hits.hits.map((h) => toStored(h)), aggregations: res.aggregations };
 }
 
 /**
@@ -51,19 +72,30 @@ export const LAST_WRITE_WINS_RETRIES = 10;
  */
 export class DocStore<T extends object> {
   readonly index: string;
+  private readonly reads?: Batcher<string, Stored<T> | undefined>;
+  private readonly searches?: Batcher<SearchBody, SearchResult<T>>;
+
   constructor(
     /** Public for the deep reads of src/store/scan.ts (points in time on this index). */
     readonly ctx: StoreContext,
     logicalIndex: string,
     /** Noun used in 404 messages, e.g. "endpoint". */
     private readonly noun: string,
+    batching: DocStoreBatching = {},
   ) {
     this.index = aliasName(ctx.prefix, logicalIndex);
+    if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), batching.reads);
+    if (batching.searches) this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), batching.searches);
   }
 
   /** Makes every write to this index acknowledged before the call searchable (see visibility.ts). */
   visible(): Promise<void> {
     return visible(this.ctx, this.index);
+  }
+
+  /** Refreshes the index whatever the visibility policy (tooling after a bulk load; never on a request path). */
+  async refresh(): Promise<void> {
+    await storeCall(() => this.ctx.client.indices.refresh({ index: this.index }));
   }
 
   private async settle(opts: WriteOptions): Promise<void> {
@@ -74,20 +106,51 @@ export class DocStore<T extends object> {
     return `${this.noun} ${id} not found`;
   }
 
-  /** One realtime get; undefined when absent. */
+  /** One realtime get, deleted ones included; undefined when absent. Batched: concurrent gets travel in one multi-get (realtime too). */
   async get(id: string): Promise<Stored<T> | undefined> {
+    if (this.reads) return this.reads.submit(id);
     const res = await storeCall(() =>
       this.ctx.client.get<T>({ index: this.index, id }, { ...readRetries, ignore: [404] }),
     );
     if (!res.found || !res._source) return undefined;
-    return { id: res._id, doc: res._source, ...versionOf(res) };
+    return toStored(res);
   }
 
-  /** One realtime get; NotFoundError when absent. */
-  async getOrThrow(id: string): Promise<Stored<T>> {
-    const hit = await this.get(id);
-    if (!hit) throw new NotFoundError(this.notFound(id));
-    return hit;
+  private async mgetOutcomes(ids: string[]): Promise<ItemOutcome<Stored<T> | undefined>[]> {
+    const res = await storeCall(() => this.ctx.client.mget<T>({ index: this.index, ids }, { ...readRetries, ignore: [404] }));
+    // A missing index answers 404 as a whole: nothing is found (as a single get with ignore 404).
+    if (!Array.isArray(res.docs)) return ids.map(() => ({ ok: true, value: undefined }));
+    return res.docs.map((d): ItemOutcome<Stored<T> | undefined> => {
+      if ('error' in d) {
+        if (d.error.type === 'index_not_found_exception') return { ok: true, value: undefined };
+        return { ok: false, error: itemError(500, d.error) };
+      }
+      if (!d.found || !d._source) return { ok: true, value: undefined };
+      return { ok: true, value: toStored(d) };
+    });
+  }
+
+  private async msearchOutcomes(bodies: SearchBody[]): Promise<ItemOutcome<SearchResult<T>>[]> {
+    const res = await storeCall(() =>
+      this.ctx.client.msearch<T>(
+        {
+          index: this.index,
+          // Every search of the batch starts at once (as separate requests would); the default
+          // runs them in waves of the search pool size, so the first would wait for the last.
+          max_concurrent_searches: bodies.length,
+          // The shard request cache also for searches with hits (by default only size 0): the
+          // consoles' identical first pages and the inventory's excluded-endpoint lookups are
+          // answered from it until the next refresh that changed the shard, which invalidates it,
+          // so a search after a write's acknowledgement still sees the write (docs/decisions.md).
+          searches: bodies.flatMap((b) => [{ request_cache: true }, { seq_no_primary_term: true, version: true, ...b } as estypes.SearchSearchRequestBody]),
+        },
+        readRetries,
+      ),
+    );
+    return res.responses.map((r): ItemOutcome<SearchResult<T>> => {
+      if ('error' in r) return { ok: false, error: itemError(r.status, r.error) };
+      return { ok: true, value: toSearchResult(r) };
+    });
   }
 
   /** Multi-get, in the order asked; absent ids are skipped. */
@@ -96,7 +159,7 @@ export class DocStore<T extends object> {
     const res = await storeCall(() => this.ctx.client.mget<T>({ index: this.index, ids }, readRetries));
     const out: Stored<T>[] = [];
     for (const d of res.docs) {
-      if ('found' in d && d.found && d._source) out.push({ id: d._id, doc: d._source, ...versionOf(d) });
+      if ('found' in d && d.found && d._source) out.push(toStored(d));
     }
     return out;
   }
@@ -175,20 +238,16 @@ export class DocStore<T extends object> {
     await this.settle({ refresh });
   }
 
-  /** A search returning typed hits with their versions. */
-  async search(req: Omit<estypes.SearchRequest, 'index'>): Promise<SearchResult<T>> {
+  /** A search returning typed hits with their versions. Batched: concurrent ones travel in one multi-search. */
+  async search(req: SearchBody): Promise<SearchResult<T>> {
+    if (this.searches) return this.searches.submit(req);
     const res = await storeCall(() =>
       this.ctx.client.search<T>(
         { index: this.index, seq_no_primary_term: true, version: true, ...req },
         readRetries,
       ),
     );
-    const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
-    return {
-      total,
-      items: res.hits.hits.map((h) => ({ id: h._id as string, doc: h._source as T, ...versionOf(h) })),
-      aggregations: res.aggregations,
-    };
+    return toSearchResult(res);
   }
 
   /** Exact count of documents matching a query. */
@@ -203,38 +262,16 @@ export class DocStore<T extends object> {
    * unique field (the PIT tiebreaker `_shard_doc` is appended).
    */
   async *scan(query: Query, opts: { batchSize?: number; sort?: Sort } = {}): AsyncGenerator<Stored<T>[]> {
-    const pit = await storeCall(() =>
-      this.ctx.client.openPointInTime({ index: this.index, keep_alive: '2m' }, readRetries),
-    );
-    let pitId = pit.id;
-    try {
-      let after: estypes.SortResults | undefined;
-      for (;;) {
-        const res = await storeCall(() =>
-          this.ctx.client.search<T>(
-            {
-              pit: { id: pitId, keep_alive: '2m' },
-              query,
-              size: opts.batchSize ?? 1000,
-              sort: [...((opts.sort as estypes.SortCombinations[] | undefined) ?? []), { _shard_doc: 'asc' }],
-              search_after: after,
-              seq_no_primary_term: true,
-              version: true,
-              track_total_hits: false,
-            },
-            readRetries,
-          ),
-        );
-        pitId = res.pit_id ?? pitId;
-        const hits = res.hits.hits;
-        if (hits.length === 0) return;
-        yield hits.map((h) => ({ id: h._id as string, doc: h._source as T, ...versionOf(h) }));
-        after = hits[hits.length - 1].sort;
-        if (hits.length < (opts.batchSize ?? 1000)) return;
-      }
-    } finally {
-      await this.ctx.client.closePointInTime({ id: pitId }).catch(() => undefined);
-    }
+    const pages = pitPages<T>(this.ctx.client, {
+      index: this.index,
+      query,
+      size: opts.batchSize ?? 1000,
+      sort: opts.sort as estypes.SortCombinations[] | undefined,
+      params: { seq_no_primary_term: true, version: true },
+      requestOptions: readRetries,
+      call: storeCall,
+    });
+    for await (const hits of pages) yield hits.map((h) => toStored(h));
   }
 
   /** Collects a scan into one array (for bounded result sets such as "all of one org"). */

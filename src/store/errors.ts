@@ -4,7 +4,9 @@ import { AppError, NotFoundError, ServiceUnavailableError, WriteConflictError } 
 
 type EsErrorBody = { error?: { type?: string; reason?: string; root_cause?: { type?: string }[] } };
 
-function esErrorType(err: errors.ResponseError): string | undefined {
+/** The `error.type` of an Elasticsearch error response (undefined for any other error). */
+export function esErrorType(err: unknown): string | undefined {
+  if (!(err instanceof errors.ResponseError)) return undefined;
   const body = err.meta?.body as EsErrorBody | undefined;
   return body?.error?.type;
 }

@@ -11,6 +11,7 @@ import type { estypes } from '@elastic/elasticsearch';
 import type { IndexLayout, StoreContext } from './client.js';
 import { aliasName } from './client.js';
 import type { Logger } from '../log.js';
+import { esErrorType } from './errors.js';
 
 const templatesDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'index-templates');
 
@@ -111,8 +112,7 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
           aliases: { [alias]: { is_write_index: true } },
         });
       } catch (err) {
-        const type = (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type;
-        if (type !== 'resource_already_exists_exception') throw err;
+        if (esErrorType(err) !== 'resource_already_exists_exception') throw err;
       }
       continue;
     }

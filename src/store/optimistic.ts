@@ -11,7 +11,7 @@
  */
 import { ServiceUnavailableError, WriteConflictError } from '../errors.js';
 
-/** Attempts before giving up: 8 writers racing for one new document need at most 8. */
+/** Attempts before giving up: 8 writers racing for one new document need at most 8; twice that leaves headroom for bursts. */
 export const OPTIMISTIC_ATTEMPTS = 16;
 
 /** The pause before attempt `n + 1`: random in [0, min(2^n, 100)) ms. */

@@ -28,6 +28,8 @@ import type { StoreContext } from './client.js';
 import { aliasName } from './client.js';
 import { concreteIndexName, loadTemplates, putTemplate } from './indices.js';
 import { ConflictError, NotFoundError } from '../errors.js';
+import { esErrorType } from './errors.js';
+import { pitPages } from './pit.js';
 
 export type ReindexPhase = 'copy' | 'catch-up' | 'final';
 
@@ -79,10 +81,6 @@ interface Hit {
   version: number;
   routing?: string;
   source: unknown;
-}
-
-function esErrorType(err: unknown): string | undefined {
-  return (err as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type;
 }
 
 function mappingVersion(m: estypes.IndicesGetMappingIndexMappingRecord | undefined): number {
@@ -239,35 +237,8 @@ export class Reindexer {
   }
 
   /** Pages of a point-in-time search of `index` (memory bounded by the batch size). */
-  private async *pages(
-    index: string,
-    query: estypes.QueryDslQueryContainer,
-    source: boolean,
-  ): AsyncGenerator<estypes.SearchHit<unknown>[]> {
-    const pit = await this.client.openPointInTime({ index, keep_alive: '2m' });
-    let pitId = pit.id;
-    try {
-      let after: estypes.SortResults | undefined;
-      for (;;) {
-        const res = await this.client.search({
-          pit: { id: pitId, keep_alive: '2m' },
-          query,
-          size: this.batchSize,
-          sort: [{ _shard_doc: 'asc' }],
-          search_after: after,
-          version: true,
-          _source: source,
-          track_total_hits: false,
-        });
-        pitId = res.pit_id ?? pitId;
-        const hits = res.hits.hits;
-        if (hits.length > 0) yield hits;
-        if (hits.length < this.batchSize) return;
-        after = hits[hits.length - 1].sort;
-      }
-    } finally {
-      await this.client.closePointInTime({ id: pitId }).catch(() => undefined);
-    }
+  private pages(index: string, query: estypes.QueryDslQueryContainer, source: boolean): AsyncGenerator<estypes.SearchHit<unknown>[]> {
+    return pitPages<unknown>(this.client, { index, query, size: this.batchSize, params: { version: true, _source: source } });
   }
 
   /**

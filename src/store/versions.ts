@@ -20,9 +20,9 @@ export function toSeqNoPrimaryTerm(v: DocVersion): SeqNoPrimaryTerm {
   return { sequenceNumber: v.seqNo, primaryTerm: v.primaryTerm };
 }
 
-/** Concurrency parameters for a write conditional on a SeqNoPrimaryTerm the client holds. */
-export function ifSeqNo(v: SeqNoPrimaryTerm | undefined): { if_seq_no?: number; if_primary_term?: number } {
-  return v ? { if_seq_no: v.sequenceNumber, if_primary_term: v.primaryTerm } : {};
+/** The version of a document as Elasticsearch answers it (get, search hit, write response). */
+export function versionOf(r: { _seq_no?: number; _primary_term?: number; _version?: number }): DocVersion {
+  return { seqNo: r._seq_no ?? -1, primaryTerm: r._primary_term ?? 0, version: r._version ?? 0 };
 }
 
 /**

@@ -5,8 +5,8 @@
  * conflicting moves.
  */
 import { expect } from 'chai';
-import { startTestApp, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
-import type { Api, ApiResponse } from '../helpers/http.js';
+import { uid, type EndpointRecord, useOrg } from '../helpers/app.js';
+import type { ApiResponse } from '../helpers/http.js';
 import { LICENSE_STATES, LICENSE_TRANSITIONS, type LicenseState } from '../../src/resources/licenses/model.js';
 
 const CLIENTS = 50;
@@ -35,59 +35,50 @@ async function incrementWithRetry(read: () => Promise<ApiResponse<Record<string,
 }
 
 describe('concurrency', () => {
-  let t: TestApp;
-  let org: string;
-  let admin: Api;
-
-  before(async () => {
-    t = await startTestApp();
-    org = await t.world.org();
-    admin = t.world.as(await t.world.token('admin', org));
-  });
-  after(() => t.close());
+  const o = useOrg();
 
   describe(`${CLIENTS} parallel conditional updates with the same version: exactly one succeeds, the rest get 409`, () => {
     it('endpoint PUT (integer version)', async function () {
       this.timeout(60_000);
-      const ep = await t.world.endpoint(org);
+      const ep = await o.t.world.endpoint(o.org);
       const results = await Promise.all(
-        Array.from({ length: CLIENTS }, (_, i) => admin.put<EndpointRecord>(`/endpoint/${ep.id}`, { orgId: org, displayName: `writer-${i}`, version: ep.version })),
+        Array.from({ length: CLIENTS }, (_, i) => o.admin.put<EndpointRecord>(`/endpoint/${ep.id}`, { orgId: o.org, displayName: `writer-${i}`, version: ep.version })),
       );
       expect(statuses(results)).to.deep.equal({ 200: 1, 409: CLIENTS - 1 });
       const winner = results.find((r) => r.status === 200)?.body as EndpointRecord;
-      const now = (await admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
+      const now = (await o.admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
       expect(now.version).to.equal(ep.version + 1);
       expect(now.displayName).to.equal(winner.displayName);
     });
 
     it('enabled-modules PUT (integer version)', async function () {
       this.timeout(60_000);
-      const ep = await t.world.endpoint(org);
-      const created = await admin.post<{ version: number }>(`/endpoint/${ep.id}/enabled-modules`, { fim: 'PENDING' });
+      const ep = await o.t.world.endpoint(o.org);
+      const created = await o.admin.post<{ version: number }>(`/endpoint/${ep.id}/enabled-modules`, { fim: 'PENDING' });
       expect(created.status, created.text).to.equal(200);
       const states = ['ACTIVE', 'INACTIVE'];
       const results = await Promise.all(
-        Array.from({ length: CLIENTS }, (_, i) => admin.put(`/endpoint/${ep.id}/enabled-modules`, { fim: states[i % 2], version: created.body.version })),
+        Array.from({ length: CLIENTS }, (_, i) => o.admin.put(`/endpoint/${ep.id}/enabled-modules`, { fim: states[i % 2], version: created.body.version })),
       );
       expect(statuses(results)).to.deep.equal({ 200: 1, 409: CLIENTS - 1 });
-      const now = (await admin.get<{ version: number }>(`/endpoint/${ep.id}/enabled-modules`)).body;
+      const now = (await o.admin.get<{ version: number }>(`/endpoint/${ep.id}/enabled-modules`)).body;
       expect(now.version).to.equal(created.body.version + 1);
     });
 
     it('command-message status PATCH (SeqNoPrimaryTerm version)', async function () {
       this.timeout(60_000);
-      const ep = await t.world.endpoint(org);
-      const m = await admin.post<{ id: string; version: { sequenceNumber: number; primaryTerm: number } }>(`/command-message/endpoint/${ep.id}`, {
+      const ep = await o.t.world.endpoint(o.org);
+      const m = await o.admin.post<{ id: string; version: { sequenceNumber: number; primaryTerm: number } }>(`/command-message/endpoint/${ep.id}`, {
         module: 'cmd',
         name: 'ping',
       });
       expect(m.status, m.text).to.equal(201);
       // RETRY → RETRY is an allowed move, so only the version decides.
       const results = await Promise.all(
-        Array.from({ length: CLIENTS }, () => admin.patch(`/command-message/${m.body.id}/status/RETRY`, { version: m.body.version })),
+        Array.from({ length: CLIENTS }, () => o.admin.patch(`/command-message/${m.body.id}/status/RETRY`, { version: m.body.version })),
       );
       expect(statuses(results)).to.deep.equal({ 200: 1, 409: CLIENTS - 1 });
-      const now = (await admin.get<{ status: string; version: { sequenceNumber: number } }>(`/command-message/${m.body.id}`)).body;
+      const now = (await o.admin.get<{ status: string; version: { sequenceNumber: number } }>(`/command-message/${m.body.id}`)).body;
       expect(now.status).to.equal('RETRY');
       expect(now.version.sequenceNumber).to.be.greaterThan(m.body.version.sequenceNumber);
     });
@@ -96,19 +87,19 @@ describe('concurrency', () => {
   describe(`a counter incremented by ${CLIENTS} clients that retry on 409 ends exact`, () => {
     it('endpoint hostInfo.procs through PUT with the version read', async function () {
       this.timeout(180_000);
-      const ep = await t.world.endpoint(org, { hostInfo: { hostName: uid('host'), procs: 0 } });
+      const ep = await o.t.world.endpoint(o.org, { hostInfo: { hostName: uid('host'), procs: 0 } });
       const attempts = await Promise.all(
         Array.from({ length: CLIENTS }, () =>
           incrementWithRetry(
-            () => admin.get(`/endpoint/${ep.id}`),
+            () => o.admin.get(`/endpoint/${ep.id}`),
             (rec) => {
               const hostInfo = rec.hostInfo as { procs: number };
-              return admin.put(`/endpoint/${ep.id}`, { ...rec, hostInfo: { ...hostInfo, procs: hostInfo.procs + 1 } });
+              return o.admin.put(`/endpoint/${ep.id}`, { ...rec, hostInfo: { ...hostInfo, procs: hostInfo.procs + 1 } });
             },
           ),
         ),
       );
-      const now = (await admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
+      const now = (await o.admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
       expect((now.hostInfo as { procs: number }).procs).to.equal(CLIENTS);
       expect(now.version).to.equal(ep.version + CLIENTS);
       // Contention really happened: some clients had to retry.
@@ -117,18 +108,18 @@ describe('concurrency', () => {
 
     it('license contract nbrLicensesPurchased through PUT with the version read', async function () {
       this.timeout(180_000);
-      const c = await admin.post<{ version: number }>('/org-license-contract', { orgId: org, type: 'BDHL', nbrLicensesPurchased: 0 });
+      const c = await o.admin.post<{ version: number }>('/org-license-contract', { orgId: o.org, type: 'BDHL', nbrLicensesPurchased: 0 });
       expect(c.status, c.text).to.equal(200);
-      const path = `/org-license-contract/org/${org}/type/BDHL`;
+      const path = `/org-license-contract/org/${o.org}/type/BDHL`;
       await Promise.all(
         Array.from({ length: CLIENTS }, () =>
           incrementWithRetry(
-            () => admin.get(path),
-            (rec) => admin.put(path, { ...rec, nbrLicensesPurchased: (rec.nbrLicensesPurchased as number) + 1 }),
+            () => o.admin.get(path),
+            (rec) => o.admin.put(path, { ...rec, nbrLicensesPurchased: (rec.nbrLicensesPurchased as number) + 1 }),
           ),
         ),
       );
-      const now = (await admin.get<{ nbrLicensesPurchased: number; version: number }>(path)).body;
+      const now = (await o.admin.get<{ nbrLicensesPurchased: number; version: number }>(path)).body;
       expect(now.nbrLicensesPurchased).to.equal(CLIENTS);
       expect(now.version).to.equal(c.body.version + CLIENTS);
     });
@@ -136,10 +127,10 @@ describe('concurrency', () => {
 
   it('interleaved connect/disconnect calls end in the state of the last acknowledged call', async function () {
     this.timeout(120_000);
-    const ep = await t.world.endpoint(org);
-    const agent = t.world.as(await t.world.token('agent', org, ep.id));
+    const ep = await o.t.world.endpoint(o.org);
+    const agent = o.t.world.as(await o.t.world.token('agent', o.org, ep.id));
     // The agent, an organization admin (read + conditional write) and the system token (one blind write).
-    const callers = [agent, admin, t.admin];
+    const callers = [agent, o.admin, o.t.admin];
     const moves = ['connect', 'disconnect'] as const;
     const stateOf = { connect: 'CONNECTED', disconnect: 'DISCONNECTED' } as const;
     for (let round = 0; round < 15; round++) {
@@ -147,13 +138,13 @@ describe('concurrency', () => {
       const burst = Array.from({ length: 12 }, (_, i) => ({ caller: callers[i % 3], move: moves[Math.floor(Math.random() * 2)] }));
       const acks = await Promise.all(burst.map((b) => b.caller.post(`/endpoint/${ep.id}/${b.move}`)));
       expect(statuses(acks), JSON.stringify(acks.filter((a) => a.status !== 204).map((a) => a.text))).to.deep.equal({ 204: burst.length });
-      const afterBurst = (await admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
+      const afterBurst = (await o.admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
       expect(burst.map((b) => stateOf[b.move])).to.include(afterBurst.connectionStatus);
       // …then one call sent after the burst was acknowledged: its state must be the one that stays.
       const last = moves[round % 2];
       const ack = await callers[round % 3].post(`/endpoint/${ep.id}/${last}`);
       expect(ack.status, ack.text).to.equal(204);
-      const now = (await admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
+      const now = (await o.admin.get<EndpointRecord>(`/endpoint/${ep.id}`)).body;
       expect(now.connectionStatus, `round ${round}`).to.equal(stateOf[last]);
       const stamp = last === 'connect' ? now.lastConnect : now.lastDisconnect;
       for (const other of [now.lastConnect, now.lastDisconnect, afterBurst.lastConnect, afterBurst.lastDisconnect]) {
@@ -166,7 +157,7 @@ describe('concurrency', () => {
     this.timeout(120_000);
     for (let round = 0; round < 4; round++) {
       const id = uid('lic');
-      const created = await admin.put<{ state: LicenseState; version: number }>(`/license/${id}`, { type: 'ATC', orgId: org });
+      const created = await o.admin.put<{ state: LicenseState; version: number }>(`/license/${id}`, { type: 'ATC', orgId: o.org });
       expect(created.status, created.text).to.equal(200);
       const targets = Array.from({ length: CLIENTS }, () => LICENSE_STATES[Math.floor(Math.random() * LICENSE_STATES.length)]);
       // Each client asks its move a few times, as a retrying caller would.
@@ -174,7 +165,7 @@ describe('concurrency', () => {
         await Promise.all(
           targets.map(async (to) => {
             const out: ApiResponse<{ state: LicenseState; version: number }>[] = [];
-            for (let i = 0; i < 3; i++) out.push(await admin.patch(`/license/${id}/state/${to}`));
+            for (let i = 0; i < 3; i++) out.push(await o.admin.patch(`/license/${id}/state/${to}`));
             return out;
           }),
         )
@@ -191,7 +182,7 @@ describe('concurrency', () => {
         state = m.state;
         version = m.version;
       }
-      const now = (await admin.get<{ state: LicenseState; version: number }>(`/license/${id}`)).body;
+      const now = (await o.admin.get<{ state: LicenseState; version: number }>(`/license/${id}`)).body;
       expect(now).to.include({ state, version });
       // Every refused move was one the state machine refuses from the state at some point, never a lost success.
       expect(moves.length).to.be.greaterThan(0);

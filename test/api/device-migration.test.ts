@@ -11,6 +11,7 @@ import { DeviceMigrationService } from '../../src/migration/device-migration.js'
 import { openDatabase } from '../../src/migration/sql-db.js';
 import { createLogger } from '../../src/log.js';
 import { ConflictError } from '../../src/errors.js';
+import { bulkEndpoints, endpointStore } from '../helpers/endpoint-store.js';
 
 interface Counts {
   sourceCount: number;
@@ -43,12 +44,12 @@ describe('device migration (spec 4.4)', function () {
 
   before(async () => {
     t = await startTestApp({ ECS_INDEX_PREFIX: prefix, DATABASE_URL: TEST_DATABASE_URL, ECS_SQL_SCHEMA: schema });
-    store = t.server.handle.services.endpoints.store;
+    store = endpointStore(t.server.store);
     orgId = await t.world.org();
     for (let i = 0; i < UTM; i++) utm.push({ ...deviceDoc(i % 2 ? 'VC_UTM' : 'EXTERNAL_UTM', i, orgId, 'dm'), deleted: utmDeleted(i) });
     for (let i = 0; i < LTE; i++) lte.push({ ...deviceDoc('VC_LTE', i, orgId, 'dm'), deleted: lteDeleted(i) });
     const agents = Array.from({ length: 30 }, (_, i) => deviceDoc('VC_ENDPOINT', i, orgId, 'dm'));
-    const res = await store.bulk(indexOps([...utm, ...lte, ...agents]));
+    const res = await bulkEndpoints(t.server.store, indexOps([...utm, ...lte, ...agents]));
     expect(res.errors, JSON.stringify(res.items.find((i) => i.index?.error))).to.equal(false);
   });
   after(async () => {

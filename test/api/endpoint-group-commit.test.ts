@@ -1,22 +1,25 @@
+import diagnostics from 'node:diagnostics_channel';
+import type { IncomingMessage } from 'node:http';
 import { expect } from 'chai';
+import type { estypes } from '@elastic/elasticsearch';
 import { startTestApp, expectErrorBody, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
-import type { DocStore } from '../../src/store/doc-store.js';
-import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
+import { waitFor } from '../helpers/wait.js';
+import { aliasName } from '../../src/store/client.js';
 import { ServiceUnavailableError } from '../../src/errors.js';
 
-type Bulk = DocStore<EndpointDoc>['bulk'];
+type Bulk = (req: estypes.BulkRequest, opts?: unknown) => Promise<estypes.BulkResponse>;
 
 /**
- * Group commit of connection bookkeeping (EndpointStore.bookkeep): concurrent connect,
+ * Group commit of connection-state updates (EndpointStore.updateConnectionState): concurrent connect,
  * disconnect and uninstall notifications share bulk requests; each caller is answered with
  * its own item's outcome, and only after Elasticsearch acknowledged the bulk.
  */
-describe('connection bookkeeping: group commit', () => {
+describe('connection-state updates: group commit', () => {
   let t: TestApp;
   let orgA: string;
-  let docs: DocStore<EndpointDoc>;
+  let client: { bulk: Bulk };
   let realBulk: Bulk;
-  /** Bulk requests seen: the number of bookkeeping items each carried. */
+  /** Bulk requests to the endpoints index seen: the number of update items each carried. */
   let bulkSizes: number[];
   /** While set, every bulk waits for it before going out. */
   let gate: Promise<void> | undefined;
@@ -24,12 +27,15 @@ describe('connection bookkeeping: group commit', () => {
   before(async () => {
     t = await startTestApp();
     ({ orgA } = await t.world.tenants());
-    docs = t.server.handle.services.endpoints.store.docs;
-    realBulk = docs.bulk.bind(docs);
-    docs.bulk = async (operations, opts) => {
-      bulkSizes.push((operations ?? []).filter((op) => typeof op === 'object' && op !== null && 'update' in op).length);
+    // The spy sits on the app's Elasticsearch client: only bulks to the endpoints index are counted and held.
+    const endpoints = aliasName(t.server.store.prefix, 'endpoints');
+    client = t.server.store.client as unknown as { bulk: Bulk };
+    realBulk = client.bulk.bind(client);
+    client.bulk = async (req, opts) => {
+      if (req.index !== endpoints) return realBulk(req, opts);
+      bulkSizes.push((req.operations ?? []).filter((op) => typeof op === 'object' && op !== null && 'update' in op).length);
       if (gate) await gate;
-      return realBulk(operations, opts);
+      return realBulk(req, opts);
     };
   });
   beforeEach(() => {
@@ -37,15 +43,11 @@ describe('connection bookkeeping: group commit', () => {
     gate = undefined;
   });
   after(async () => {
-    docs.bulk = realBulk;
+    client.bulk = realBulk;
     await t.close();
   });
 
-  const get = async (id: string): Promise<EndpointRecord> => {
-    const res = await t.admin.get<EndpointRecord>(`/endpoint/${id}`);
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body;
-  };
+  const get = (id: string): Promise<EndpointRecord> => t.world.endpointRecord(id);
 
   it('answers every caller of a shared bulk with its own outcome: 204, or 404 for an unknown or deleted endpoint', async () => {
     const live = await Promise.all(Array.from({ length: 12 }, () => t.world.endpoint(orgA)));
@@ -63,8 +65,22 @@ describe('connection bookkeeping: group commit', () => {
       ...deleted.map((e) => ({ id: e.id, action: 'connect' as const, api: t.admin, expect: 404 })),
       ...unknown.map((id) => ({ id, action: 'disconnect' as const, api: t.admin, expect: 404 })),
     ];
+    // Every agent token is looked up once before, so a call that reached the server goes straight to the store.
+    for (const [k, api] of agents.entries()) expect((await api.get(`/endpoint/${live[k].id}`)).status).to.equal(200);
+    let arrived = 0;
+    const onRequest = (m: unknown): void => {
+      if (/\/(connect|disconnect|uninstall)$/.test((m as { request: IncomingMessage }).request.url ?? '')) arrived += 1;
+    };
+    diagnostics.subscribe('http.server.request.start', onRequest);
     const pending = calls.map((c) => c.api.post(`/endpoint/${c.id}/${c.action}`));
-    await new Promise((r) => setTimeout(r, 300));
+    try {
+      // The first bulk is held; the calls arriving meanwhile queue behind it.
+      const queued = await waitFor(async () => ({ arrived, bulks: bulkSizes.length }), (v) => v.arrived === calls.length && v.bulks === 1, 10_000);
+      expect(queued.met, JSON.stringify(queued.value)).to.equal(true);
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      diagnostics.unsubscribe('http.server.request.start', onRequest);
+    }
     open();
     const answers = await Promise.all(pending);
 
@@ -92,7 +108,9 @@ describe('connection bookkeeping: group commit', () => {
       answered = true;
       return res;
     });
-    await new Promise((r) => setTimeout(r, 300));
+    expect((await waitFor(async () => bulkSizes.length, (n) => n === 1, 10_000)).met).to.equal(true);
+    // The bulk is out and held: the answer must wait for it, however long it takes.
+    await new Promise((r) => setImmediate(r));
     expect(answered).to.equal(false);
     expect(bulkSizes).to.deep.equal([1]);
     open();
@@ -102,7 +120,8 @@ describe('connection bookkeeping: group commit', () => {
 
   it('answers 503 with Retry-After to every caller of a bulk that fails as a whole, then serves again', async () => {
     const es = await Promise.all(Array.from({ length: 4 }, () => t.world.endpoint(orgA)));
-    docs.bulk = async () => {
+    client.bulk = async (req, opts) => {
+      if (req.index !== aliasName(t.server.store.prefix, 'endpoints')) return realBulk(req, opts);
       throw new ServiceUnavailableError();
     };
     try {
@@ -112,7 +131,7 @@ describe('connection bookkeeping: group commit', () => {
         expect(res.headers.get('retry-after')).to.be.a('string');
       }
     } finally {
-      docs.bulk = realBulk;
+      client.bulk = realBulk;
     }
     for (const e of es) expect((await get(e.id)).connectionStatus).to.equal('NEVER');
     expect((await t.admin.post(`/endpoint/${es[0].id}/connect`)).status).to.equal(204);

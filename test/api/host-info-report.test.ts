@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, type TestApp, sharedApp } from '../helpers/app.js';
 import { P, type Api } from '../helpers/http.js';
 
 interface Bucket {
@@ -21,7 +21,7 @@ describe('host-info aggregation report (spec 4.9)', () => {
   });
 
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     root = await t.world.org();
     child = await t.world.org(root);
     other = await t.world.org();
@@ -39,7 +39,6 @@ describe('host-info aggregation report (spec 4.9)', () => {
     expect((await t.admin.delete(`/endpoint/${deleted.id}`)).status).to.equal(204);
     for (let i = 0; i < 3; i++) await t.world.endpoint(other, host('plan9', 'plan9', 'mips'));
   });
-  after(() => t.close());
 
   async function report(as: Api, body: unknown): Promise<Bucket[]> {
     const res = await as.post<Bucket[]>('/report/host-info/aggregation', body);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, uid, type TestApp } from '../helpers/app.js';
-import type { Api } from '../helpers/http.js';
+import { expectErrorBody, uid, useTenants } from '../helpers/app.js';
+
 
 interface Contract {
   orgId: string;
@@ -21,24 +21,13 @@ interface Page {
 }
 
 describe('organization license contracts (spec 4.7)', () => {
-  let t: TestApp;
-  let orgA: string;
-  let childA: string;
-  let orgB: string;
-  let adminA: Api;
-  let readerA: Api;
-  let adminB: Api;
 
-  before(async () => {
-    t = await startTestApp();
-    ({ orgA, childA, orgB, adminA, readerA, adminB } = await t.world.tenants());
-  });
-  after(() => t.close());
+  const w = useTenants();
 
   describe('POST /org-license-contract', () => {
     it('creates the contract of an (org, type) pair with version 1; a second POST of the pair is 409', async () => {
-      const org = await t.world.org(orgA);
-      const res = await adminA.post<Contract>('/org-license-contract', {
+      const org = await w.t.world.org(w.orgA);
+      const res = await w.adminA.post<Contract>('/org-license-contract', {
         orgId: org,
         type: 'ATC',
         expirationDate: '2030-01-31T00:00:00Z',
@@ -51,83 +40,83 @@ describe('organization license contracts (spec 4.7)', () => {
       expect(res.body.createdBy).to.be.a('string').and.not.equal('ignored');
       expect(res.body.updatedBy).to.equal(res.body.createdBy);
       expect(Date.parse(res.body.createdAt)).to.be.closeTo(Date.now(), 60_000);
-      expectErrorBody(await adminA.post('/org-license-contract', { orgId: org, type: 'ATC', nbrLicensesPurchased: 1 }), 409);
+      expectErrorBody(await w.adminA.post('/org-license-contract', { orgId: org, type: 'ATC', nbrLicensesPurchased: 1 }), 409);
       // Another type of the same org is another contract.
-      expect((await adminA.post('/org-license-contract', { orgId: org, type: 'DCI' })).status).to.equal(200);
-      expect((await readerA.get<Contract>(`/org-license-contract/org/${org}/type/ATC`)).body.nbrLicensesPurchased).to.equal(250);
+      expect((await w.adminA.post('/org-license-contract', { orgId: org, type: 'DCI' })).status).to.equal(200);
+      expect((await w.readerA.get<Contract>(`/org-license-contract/org/${org}/type/ATC`)).body.nbrLicensesPurchased).to.equal(250);
     });
 
     it('refuses an unregistered organization (404), bad bodies (400), readers and other orgs (403), no token (401)', async () => {
-      expectErrorBody(await t.admin.post('/org-license-contract', { orgId: uid('ghost'), type: 'ATC' }), 404);
-      expectErrorBody(await adminA.post('/org-license-contract', { orgId: orgA, type: 'GOLD' }), 400);
-      expectErrorBody(await adminA.post('/org-license-contract', { type: 'ATC' }), 400);
-      expectErrorBody(await adminA.post('/org-license-contract', { orgId: orgA, type: 'ATC', nbrLicensesPurchased: -5 }), 400);
-      expectErrorBody(await adminA.post('/org-license-contract', { orgId: orgA, type: 'ATC', expirationDate: 'next year' }), 400);
-      expectErrorBody(await adminA.post('/org-license-contract'), 400);
-      expectErrorBody(await readerA.post('/org-license-contract', { orgId: orgA, type: 'BDHL' }), 403);
-      expectErrorBody(await adminB.post('/org-license-contract', { orgId: orgA, type: 'BDHL' }), 403);
-      expectErrorBody(await t.anon.post('/org-license-contract', { orgId: orgA, type: 'BDHL' }), 401);
-      expectErrorBody(await readerA.get(`/org-license-contract/org/${orgA}/type/BDHL`), 404);
+      expectErrorBody(await w.t.admin.post('/org-license-contract', { orgId: uid('ghost'), type: 'ATC' }), 404);
+      expectErrorBody(await w.adminA.post('/org-license-contract', { orgId: w.orgA, type: 'GOLD' }), 400);
+      expectErrorBody(await w.adminA.post('/org-license-contract', { type: 'ATC' }), 400);
+      expectErrorBody(await w.adminA.post('/org-license-contract', { orgId: w.orgA, type: 'ATC', nbrLicensesPurchased: -5 }), 400);
+      expectErrorBody(await w.adminA.post('/org-license-contract', { orgId: w.orgA, type: 'ATC', expirationDate: 'next year' }), 400);
+      expectErrorBody(await w.adminA.post('/org-license-contract'), 400);
+      expectErrorBody(await w.readerA.post('/org-license-contract', { orgId: w.orgA, type: 'BDHL' }), 403);
+      expectErrorBody(await w.adminB.post('/org-license-contract', { orgId: w.orgA, type: 'BDHL' }), 403);
+      expectErrorBody(await w.t.anon.post('/org-license-contract', { orgId: w.orgA, type: 'BDHL' }), 401);
+      expectErrorBody(await w.readerA.get(`/org-license-contract/org/${w.orgA}/type/BDHL`), 404);
     });
   });
 
   describe('GET', () => {
     it('by org answers every type it has (none: empty); by org and type one, 404 when none', async () => {
-      const org = await t.world.org(orgA);
-      expect((await readerA.get(`/org-license-contract/org/${org}`)).body).to.deep.equal([]);
-      await adminA.post('/org-license-contract', { orgId: org, type: 'DCI', nbrLicensesPurchased: 3 });
-      await adminA.post('/org-license-contract', { orgId: org, type: 'ATC', nbrLicensesPurchased: 1 });
-      const all = await readerA.get<Contract[]>(`/org-license-contract/org/${org}`);
+      const org = await w.t.world.org(w.orgA);
+      expect((await w.readerA.get(`/org-license-contract/org/${org}`)).body).to.deep.equal([]);
+      await w.adminA.post('/org-license-contract', { orgId: org, type: 'DCI', nbrLicensesPurchased: 3 });
+      await w.adminA.post('/org-license-contract', { orgId: org, type: 'ATC', nbrLicensesPurchased: 1 });
+      const all = await w.readerA.get<Contract[]>(`/org-license-contract/org/${org}`);
       expect(all.status).to.equal(200);
       expect(all.body.map((c) => [c.type, c.nbrLicensesPurchased])).to.deep.equal([
         ['ATC', 1],
         ['DCI', 3],
       ]);
-      const one = await readerA.get<Contract>(`/org-license-contract/org/${org}/type/DCI`);
+      const one = await w.readerA.get<Contract>(`/org-license-contract/org/${org}/type/DCI`);
       expect(one.body).to.deep.equal(all.body[1]);
-      expectErrorBody(await readerA.get(`/org-license-contract/org/${org}/type/BDHL`), 404);
-      expectErrorBody(await readerA.get(`/org-license-contract/org/${org}/type/GOLD`), 400);
-      expectErrorBody(await adminB.get(`/org-license-contract/org/${org}`), 403);
-      expectErrorBody(await adminB.get(`/org-license-contract/org/${org}/type/DCI`), 403);
+      expectErrorBody(await w.readerA.get(`/org-license-contract/org/${org}/type/BDHL`), 404);
+      expectErrorBody(await w.readerA.get(`/org-license-contract/org/${org}/type/GOLD`), 400);
+      expectErrorBody(await w.adminB.get(`/org-license-contract/org/${org}`), 403);
+      expectErrorBody(await w.adminB.get(`/org-license-contract/org/${org}/type/DCI`), 403);
     });
   });
 
   describe('PUT /org-license-contract/org/{orgId}/type/{type}', () => {
     it('replaces the terms, keeps createdAt/By, bumps the version; a stale version is 409', async () => {
-      const org = await t.world.org(orgA);
+      const org = await w.t.world.org(w.orgA);
       const created = (
-        await adminA.post<Contract>('/org-license-contract', { orgId: org, type: 'BDHL', nbrLicensesPurchased: 10, expirationDate: '2030-01-01T00:00:00Z' })
+        await w.adminA.post<Contract>('/org-license-contract', { orgId: org, type: 'BDHL', nbrLicensesPurchased: 10, expirationDate: '2030-01-01T00:00:00Z' })
       ).body;
       const path = `/org-license-contract/org/${org}/type/BDHL`;
-      const res = await adminA.put<Contract>(path, { ...created, nbrLicensesPurchased: 20, expirationDate: undefined });
+      const res = await w.adminA.put<Contract>(path, { ...created, nbrLicensesPurchased: 20, expirationDate: undefined });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body).to.include({ orgId: org, type: 'BDHL', nbrLicensesPurchased: 20, version: 2, createdAt: created.createdAt, createdBy: created.createdBy });
       expect(res.body).to.not.have.property('expirationDate');
-      expectErrorBody(await adminA.put(path, { ...created, nbrLicensesPurchased: 30 }), 409);
-      expect((await readerA.get<Contract>(path)).body).to.deep.equal(res.body);
-      const unconditional = await adminA.put<Contract>(path, { nbrLicensesPurchased: 40 });
+      expectErrorBody(await w.adminA.put(path, { ...created, nbrLicensesPurchased: 30 }), 409);
+      expect((await w.readerA.get<Contract>(path)).body).to.deep.equal(res.body);
+      const unconditional = await w.adminA.put<Contract>(path, { nbrLicensesPurchased: 40 });
       expect(unconditional.body).to.include({ nbrLicensesPurchased: 40, version: 3 });
     });
 
     it('is 404 without a contract; 400 for a mismatching body or type; 403 for readers and other orgs', async () => {
-      const org = await t.world.org(orgA);
-      expectErrorBody(await adminA.put(`/org-license-contract/org/${org}/type/ATC`, { nbrLicensesPurchased: 1 }), 404);
-      await adminA.post('/org-license-contract', { orgId: org, type: 'ATC', nbrLicensesPurchased: 1 });
+      const org = await w.t.world.org(w.orgA);
+      expectErrorBody(await w.adminA.put(`/org-license-contract/org/${org}/type/ATC`, { nbrLicensesPurchased: 1 }), 404);
+      await w.adminA.post('/org-license-contract', { orgId: org, type: 'ATC', nbrLicensesPurchased: 1 });
       const path = `/org-license-contract/org/${org}/type/ATC`;
-      expectErrorBody(await adminA.put(path, { orgId: orgB, nbrLicensesPurchased: 2 }), 400);
-      expectErrorBody(await adminA.put(path, { type: 'DCI', nbrLicensesPurchased: 2 }), 400);
-      expectErrorBody(await adminA.put(`/org-license-contract/org/${org}/type/XYZ`, { nbrLicensesPurchased: 2 }), 400);
-      expectErrorBody(await readerA.put(path, { nbrLicensesPurchased: 2 }), 403);
-      expectErrorBody(await adminB.put(path, { nbrLicensesPurchased: 2 }), 403);
-      expect((await readerA.get<Contract>(path)).body).to.include({ nbrLicensesPurchased: 1, version: 1 });
+      expectErrorBody(await w.adminA.put(path, { orgId: w.orgB, nbrLicensesPurchased: 2 }), 400);
+      expectErrorBody(await w.adminA.put(path, { type: 'DCI', nbrLicensesPurchased: 2 }), 400);
+      expectErrorBody(await w.adminA.put(`/org-license-contract/org/${org}/type/XYZ`, { nbrLicensesPurchased: 2 }), 400);
+      expectErrorBody(await w.readerA.put(path, { nbrLicensesPurchased: 2 }), 403);
+      expectErrorBody(await w.adminB.put(path, { nbrLicensesPurchased: 2 }), 403);
+      expect((await w.readerA.get<Contract>(path)).body).to.include({ nbrLicensesPurchased: 1, version: 1 });
     });
   });
 
   describe('POST /org-license-contract/searchPage', () => {
     it('filters by OrgLicenseContractCriteria, pages and sorts, within the caller subtree', async () => {
-      const root = await t.world.org();
-      const kids = [await t.world.org(root), await t.world.org(root), await t.world.org(root)];
-      const admin = t.world.as(await t.world.token('admin', root));
+      const root = await w.t.world.org();
+      const kids = [await w.t.world.org(root), await w.t.world.org(root), await w.t.world.org(root)];
+      const admin = w.t.world.as(await w.t.world.token('admin', root));
       for (const [i, org] of [root, ...kids].entries()) {
         await admin.post('/org-license-contract', { orgId: org, type: 'ATC', nbrLicensesPurchased: 10 * (i + 1) });
         if (i % 2 === 0) await admin.post('/org-license-contract', { orgId: org, type: 'DCI', nbrLicensesPurchased: i });
@@ -152,17 +141,17 @@ describe('organization license contracts (spec 4.7)', () => {
       const v2 = await search({ criteria: { version: 2 } });
       expect(v2.items.map((c) => [c.orgId, c.type, c.version])).to.deep.equal([[kids[0], 'ATC', 2]]);
       // A child's token sees the child's contracts only, whatever the criteria.
-      const childReader = t.world.as(await t.world.token('reader', kids[1]));
+      const childReader = w.t.world.as(await w.t.world.token('reader', kids[1]));
       expect((await search({}, childReader)).items.map((c) => c.orgId)).to.deep.equal([kids[1], kids[1]]);
       expectErrorBody(await childReader.post('/org-license-contract/searchPage', { criteria: { orgId: root } }), 403);
     });
 
     it('refuses bad criteria, an unknown sort field and an oversize page with 400; no token 401', async () => {
-      expectErrorBody(await readerA.post('/org-license-contract/searchPage', { criteria: { type: 'GOLD' } }), 400);
-      expectErrorBody(await readerA.post('/org-license-contract/searchPage', { pageRequest: { page: 0, size: 5, sort: [{ field: 'secret' }] } }), 400);
-      expectErrorBody(await readerA.post('/org-license-contract/searchPage', { pageRequest: { page: 0, size: 5000 } }), 400);
-      expectErrorBody(await adminB.post('/org-license-contract/searchPage', { criteria: { orgId: childA } }), 403);
-      expectErrorBody(await t.anon.post('/org-license-contract/searchPage', {}), 401);
+      expectErrorBody(await w.readerA.post('/org-license-contract/searchPage', { criteria: { type: 'GOLD' } }), 400);
+      expectErrorBody(await w.readerA.post('/org-license-contract/searchPage', { pageRequest: { page: 0, size: 5, sort: [{ field: 'secret' }] } }), 400);
+      expectErrorBody(await w.readerA.post('/org-license-contract/searchPage', { pageRequest: { page: 0, size: 5000 } }), 400);
+      expectErrorBody(await w.adminB.post('/org-license-contract/searchPage', { criteria: { orgId: w.childA } }), 403);
+      expectErrorBody(await w.t.anon.post('/org-license-contract/searchPage', {}), 401);
     });
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, uid, type TestApp } from '../helpers/app.js';
-import type { Api } from '../helpers/http.js';
+import { expectErrorBody, uid, useTenants } from '../helpers/app.js';
+
 
 type State = 'CREATED' | 'ACTIVATED' | 'REVOKED' | 'DEACTIVATED' | 'EXPIRED';
 const STATES: State[] = ['CREATED', 'ACTIVATED', 'REVOKED', 'DEACTIVATED', 'EXPIRED'];
@@ -47,26 +47,15 @@ const STAMP: Record<State, keyof LicenseInfo | undefined> = {
 };
 
 describe('licenses (spec 4.7)', () => {
-  let t: TestApp;
-  let orgA: string;
-  let childA: string;
-  let orgB: string;
-  let adminA: Api;
-  let readerA: Api;
-  let adminB: Api;
 
-  async function license(orgId = orgA, fields: Record<string, unknown> = {}): Promise<LicenseInfo> {
+  async function license(orgId = w.orgA, fields: Record<string, unknown> = {}): Promise<LicenseInfo> {
     const id = uid('lic');
-    const res = await adminA.put<LicenseInfo>(`/license/${id}`, { type: 'ATC', orgId, ...fields });
+    const res = await w.adminA.put<LicenseInfo>(`/license/${id}`, { type: 'ATC', orgId, ...fields });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body;
   }
 
-  before(async () => {
-    t = await startTestApp();
-    ({ orgA, childA, orgB, adminA, readerA, adminB } = await t.world.tenants());
-  });
-  after(() => t.close());
+  const w = useTenants();
 
   describe('PATCH /license/{id}/state/{licenseState}: every pair of states', () => {
     for (const from of STATES) {
@@ -75,11 +64,11 @@ describe('licenses (spec 4.7)', () => {
         it(`${from} → ${to}: ${allowed ? '200' : '409'}`, async () => {
           const lic = await license();
           for (const step of PATH_TO[from]) {
-            expect((await adminA.patch(`/license/${lic.id}/state/${step}`)).status).to.equal(200);
+            expect((await w.adminA.patch(`/license/${lic.id}/state/${step}`)).status).to.equal(200);
           }
-          const before = (await readerA.get<LicenseInfo>(`/license/${lic.id}`)).body;
+          const before = (await w.readerA.get<LicenseInfo>(`/license/${lic.id}`)).body;
           expect(before.state).to.equal(from);
-          const res = await adminA.patch<LicenseInfo>(`/license/${lic.id}/state/${to}`);
+          const res = await w.adminA.patch<LicenseInfo>(`/license/${lic.id}/state/${to}`);
           if (allowed) {
             expect(res.status, JSON.stringify(res.body)).to.equal(200);
             expect(res.body.state).to.equal(to);
@@ -88,10 +77,10 @@ describe('licenses (spec 4.7)', () => {
             expect(Date.parse(res.body[stamp] as string)).to.be.closeTo(Date.now(), 60_000);
             expect(res.body[stamp]).to.not.equal(before[stamp]);
             if (to === 'ACTIVATED') expect(res.body.lastActiveDate).to.equal(res.body.activationDate);
-            expect((await readerA.get(`/license/${lic.id}`)).body).to.deep.equal(res.body);
+            expect((await w.readerA.get(`/license/${lic.id}`)).body).to.deep.equal(res.body);
           } else {
             expectErrorBody(res, 409, `/endpoint-control-service/v1/license/${lic.id}/state/${to}`);
-            expect((await readerA.get(`/license/${lic.id}`)).body).to.deep.equal(before);
+            expect((await w.readerA.get(`/license/${lic.id}`)).body).to.deep.equal(before);
           }
         });
       }
@@ -101,37 +90,37 @@ describe('licenses (spec 4.7)', () => {
   describe('PATCH refusals', () => {
     it('an unknown state is 400, an unknown license 404, a reader or another org 403, no token 401', async () => {
       const lic = await license();
-      expectErrorBody(await adminA.patch(`/license/${lic.id}/state/SUSPENDED`), 400);
-      expectErrorBody(await adminA.patch(`/license/${lic.id}/state/activated`), 400);
-      expectErrorBody(await adminA.patch(`/license/${uid('nope')}/state/ACTIVATED`), 404);
-      expectErrorBody(await readerA.patch(`/license/${lic.id}/state/ACTIVATED`), 403);
-      expectErrorBody(await adminB.patch(`/license/${lic.id}/state/ACTIVATED`), 403);
-      expectErrorBody(await t.anon.patch(`/license/${lic.id}/state/ACTIVATED`), 401);
-      expect((await readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.state).to.equal('CREATED');
+      expectErrorBody(await w.adminA.patch(`/license/${lic.id}/state/SUSPENDED`), 400);
+      expectErrorBody(await w.adminA.patch(`/license/${lic.id}/state/activated`), 400);
+      expectErrorBody(await w.adminA.patch(`/license/${uid('nope')}/state/ACTIVATED`), 404);
+      expectErrorBody(await w.readerA.patch(`/license/${lic.id}/state/ACTIVATED`), 403);
+      expectErrorBody(await w.adminB.patch(`/license/${lic.id}/state/ACTIVATED`), 403);
+      expectErrorBody(await w.t.anon.patch(`/license/${lic.id}/state/ACTIVATED`), 401);
+      expect((await w.readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.state).to.equal('CREATED');
     });
   });
 
   describe('PUT /license/{id}', () => {
     it('creates a license in CREATED with creationDate and version 1; GET answers it', async () => {
       const id = uid('lic');
-      const res = await adminA.put<LicenseInfo>(`/license/${id}`, {
+      const res = await w.adminA.put<LicenseInfo>(`/license/${id}`, {
         type: 'BDHL',
-        orgId: childA,
+        orgId: w.childA,
         ownerId: 'owner-1',
         daysInactiveBeforeDeactivation: 30,
         activationDate: '2020-01-01T00:00:00.000Z',
       });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      expect(res.body).to.include({ id, state: 'CREATED', type: 'BDHL', orgId: childA, ownerId: 'owner-1', daysInactiveBeforeDeactivation: 30, version: 1 });
+      expect(res.body).to.include({ id, state: 'CREATED', type: 'BDHL', orgId: w.childA, ownerId: 'owner-1', daysInactiveBeforeDeactivation: 30, version: 1 });
       expect(res.body).to.not.have.property('activationDate');
       expect(Date.parse(res.body.creationDate)).to.be.closeTo(Date.now(), 60_000);
-      expect((await readerA.get(`/license/${id}`)).body).to.deep.equal(res.body);
+      expect((await w.readerA.get(`/license/${id}`)).body).to.deep.equal(res.body);
     });
 
     it('replaces the fields, keeps state and dates, bumps the version; a stale version is 409', async () => {
-      const lic = await license(orgA, { ownerId: 'first' });
-      const activated = (await adminA.patch<LicenseInfo>(`/license/${lic.id}/state/ACTIVATED`)).body;
-      const res = await adminA.put<LicenseInfo>(`/license/${lic.id}`, {
+      const lic = await license(w.orgA, { ownerId: 'first' });
+      const activated = (await w.adminA.patch<LicenseInfo>(`/license/${lic.id}/state/ACTIVATED`)).body;
+      const res = await w.adminA.put<LicenseInfo>(`/license/${lic.id}`, {
         ...activated,
         type: 'DCI',
         ownerId: undefined,
@@ -146,54 +135,54 @@ describe('licenses (spec 4.7)', () => {
         daysInactiveBeforeDeactivation: 7,
         version: activated.version + 1,
       });
-      expectErrorBody(await adminA.put(`/license/${lic.id}`, { ...activated, ownerId: 'late' }), 409);
-      expect((await readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.version).to.equal(activated.version + 1);
+      expectErrorBody(await w.adminA.put(`/license/${lic.id}`, { ...activated, ownerId: 'late' }), 409);
+      expect((await w.readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.version).to.equal(activated.version + 1);
     });
 
     it('cannot change the state: a different state is 409, the same state is fine', async () => {
       const lic = await license();
-      expectErrorBody(await adminA.put(`/license/${lic.id}`, { ...lic, state: 'ACTIVATED' }), 409);
-      expect((await adminA.put<LicenseInfo>(`/license/${lic.id}`, { ...lic, state: 'CREATED' })).body.version).to.equal(2);
-      expectErrorBody(await adminA.put(`/license/${uid('lic')}`, { type: 'ATC', orgId: orgA, state: 'ACTIVATED' }), 409);
-      expectErrorBody(await adminA.put(`/license/${uid('lic')}`, { type: 'ATC', orgId: orgA, version: 3 }), 409);
-      expect((await readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.state).to.equal('CREATED');
+      expectErrorBody(await w.adminA.put(`/license/${lic.id}`, { ...lic, state: 'ACTIVATED' }), 409);
+      expect((await w.adminA.put<LicenseInfo>(`/license/${lic.id}`, { ...lic, state: 'CREATED' })).body.version).to.equal(2);
+      expectErrorBody(await w.adminA.put(`/license/${uid('lic')}`, { type: 'ATC', orgId: w.orgA, state: 'ACTIVATED' }), 409);
+      expectErrorBody(await w.adminA.put(`/license/${uid('lic')}`, { type: 'ATC', orgId: w.orgA, version: 3 }), 409);
+      expect((await w.readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.state).to.equal('CREATED');
     });
 
     it('refuses bad bodies (400), an unregistered organization (404), readers and foreign orgs (403)', async () => {
       const id = uid('lic');
-      expectErrorBody(await adminA.put(`/license/${id}`, { type: 'XYZ', orgId: orgA }), 400);
-      expectErrorBody(await adminA.put(`/license/${id}`, { type: 'ATC' }), 400);
-      expectErrorBody(await adminA.put(`/license/${id}`, { type: 'ATC', orgId: orgA, state: 'NEW' }), 400);
-      expectErrorBody(await adminA.put(`/license/${id}`, { type: 'ATC', orgId: orgA, daysInactiveBeforeDeactivation: -1 }), 400);
-      expectErrorBody(await adminA.put(`/license/${id}`, { id: 'other', type: 'ATC', orgId: orgA }), 400);
-      expectErrorBody(await adminA.put(`/license/${id}`), 400);
-      expectErrorBody(await t.admin.put(`/license/${id}`, { type: 'ATC', orgId: uid('ghost') }), 404);
-      expectErrorBody(await readerA.put(`/license/${id}`, { type: 'ATC', orgId: orgA }), 403);
-      expectErrorBody(await adminB.put(`/license/${id}`, { type: 'ATC', orgId: orgA }), 403);
-      expectErrorBody(await adminA.get(`/license/${id}`), 404);
+      expectErrorBody(await w.adminA.put(`/license/${id}`, { type: 'XYZ', orgId: w.orgA }), 400);
+      expectErrorBody(await w.adminA.put(`/license/${id}`, { type: 'ATC' }), 400);
+      expectErrorBody(await w.adminA.put(`/license/${id}`, { type: 'ATC', orgId: w.orgA, state: 'NEW' }), 400);
+      expectErrorBody(await w.adminA.put(`/license/${id}`, { type: 'ATC', orgId: w.orgA, daysInactiveBeforeDeactivation: -1 }), 400);
+      expectErrorBody(await w.adminA.put(`/license/${id}`, { id: 'other', type: 'ATC', orgId: w.orgA }), 400);
+      expectErrorBody(await w.adminA.put(`/license/${id}`), 400);
+      expectErrorBody(await w.t.admin.put(`/license/${id}`, { type: 'ATC', orgId: uid('ghost') }), 404);
+      expectErrorBody(await w.readerA.put(`/license/${id}`, { type: 'ATC', orgId: w.orgA }), 403);
+      expectErrorBody(await w.adminB.put(`/license/${id}`, { type: 'ATC', orgId: w.orgA }), 403);
+      expectErrorBody(await w.adminA.get(`/license/${id}`), 404);
       // Moving a license out of reach, or taking one from another org, is refused too.
       const lic = await license();
-      expectErrorBody(await adminA.put(`/license/${lic.id}`, { type: 'ATC', orgId: orgB }), 403);
-      expectErrorBody(await adminB.put(`/license/${lic.id}`, { type: 'ATC', orgId: orgB }), 403);
-      expect((await readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.orgId).to.equal(orgA);
+      expectErrorBody(await w.adminA.put(`/license/${lic.id}`, { type: 'ATC', orgId: w.orgB }), 403);
+      expectErrorBody(await w.adminB.put(`/license/${lic.id}`, { type: 'ATC', orgId: w.orgB }), 403);
+      expect((await w.readerA.get<LicenseInfo>(`/license/${lic.id}`)).body.orgId).to.equal(w.orgA);
     });
   });
 
   describe('GET /license/{id}', () => {
     it('is 404 for an unknown id, 403 from another org, 401 without a token', async () => {
-      const lic = await license(childA);
-      expectErrorBody(await readerA.get(`/license/${uid('nope')}`), 404);
-      expectErrorBody(await adminB.get(`/license/${lic.id}`), 403);
-      expectErrorBody(await t.anon.get(`/license/${lic.id}`), 401);
-      expect((await t.admin.get<LicenseInfo>(`/license/${lic.id}`)).body.orgId).to.equal(childA);
+      const lic = await license(w.childA);
+      expectErrorBody(await w.readerA.get(`/license/${uid('nope')}`), 404);
+      expectErrorBody(await w.adminB.get(`/license/${lic.id}`), 403);
+      expectErrorBody(await w.t.anon.get(`/license/${lic.id}`), 401);
+      expect((await w.t.admin.get<LicenseInfo>(`/license/${lic.id}`)).body.orgId).to.equal(w.childA);
     });
   });
 
   describe('POST /license/count', () => {
     it('counts the licenses matching every given criterion, within the caller subtree', async () => {
-      const org = await t.world.org();
-      const child = await t.world.org(org);
-      const admin = t.world.as(await t.world.token('admin', org));
+      const org = await w.t.world.org();
+      const child = await w.t.world.org(org);
+      const admin = w.t.world.as(await w.t.world.token('admin', org));
       const put = async (orgId: string, type: string, ownerId: string, days: number): Promise<LicenseInfo> =>
         (await admin.put<LicenseInfo>(`/license/${uid('lic')}`, { type, orgId, ownerId, daysInactiveBeforeDeactivation: days })).body;
       const a = await put(org, 'ATC', 'alice', 30);
@@ -220,16 +209,16 @@ describe('licenses (spec 4.7)', () => {
       expect(await count({ id: a.id, version: 1 })).to.equal(0);
       expect(await count({ ownerId: 'nobody' })).to.equal(0);
       // A token of the child org sees only the child's license; the system role counts beyond any subtree.
-      const childReader = t.world.as(await t.world.token('reader', child));
+      const childReader = w.t.world.as(await w.t.world.token('reader', child));
       expect(await count({ ownerId: 'alice' }, childReader)).to.equal(1);
-      expect(await count({ orgId: org, ownerId: 'alice' }, t.admin)).to.equal(2);
+      expect(await count({ orgId: org, ownerId: 'alice' }, w.t.admin)).to.equal(2);
     });
 
     it('refuses another organization (403), bad criteria (400) and a missing token (401)', async () => {
-      expectErrorBody(await readerA.post('/license/count', { orgId: orgB }), 403);
-      expectErrorBody(await readerA.post('/license/count', { state: 'NEW' }), 400);
-      expectErrorBody(await readerA.post('/license/count', { type: 'ATC', version: 'x' }), 400);
-      expectErrorBody(await t.anon.post('/license/count', {}), 401);
+      expectErrorBody(await w.readerA.post('/license/count', { orgId: w.orgB }), 403);
+      expectErrorBody(await w.readerA.post('/license/count', { state: 'NEW' }), 400);
+      expectErrorBody(await w.readerA.post('/license/count', { type: 'ATC', version: 'x' }), 400);
+      expectErrorBody(await w.t.anon.post('/license/count', {}), 401);
     });
   });
 });

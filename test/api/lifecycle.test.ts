@@ -55,8 +55,16 @@ describe('process lifecycle', () => {
     );
     await continued;
     socket.write(body.slice(0, 20));
+    // The server logs this just before it stops accepting: from then on the request must still be answered.
+    const shuttingDown = new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (output.includes('shutting down')) resolve();
+      };
+      child.stdout.on('data', check);
+      check();
+    });
     child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    await shuttingDown;
     const answered = waitFor('HTTP/1.1 200 ');
     socket.write(body.slice(20));
     await answered;

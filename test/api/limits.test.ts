@@ -11,11 +11,11 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { expectErrorBody, startTestApp, uid, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, startTestApp, uid, useOrg } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { P } from '../helpers/http.js';
 import { MAX_AGGREGATION_BUCKETS } from '../../src/http/limits.js';
-import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
+import { agentDoc, createEndpointDocs } from '../helpers/endpoint-store.js';
 
 type Json = Record<string, unknown>;
 
@@ -107,88 +107,70 @@ function dribble(url: string, head: string, drip: () => string, giveUpMs: number
 }
 
 describe('limits', () => {
-  let t: TestApp;
-  let org: string;
+  const o = useOrg();
   let endpointId: string;
   before(async () => {
-    t = await startTestApp();
-    org = await t.world.org();
-    endpointId = (await t.world.endpoint(org)).id;
+    endpointId = (await o.t.world.endpoint(o.org)).id;
   });
-  after(() => t.close());
 
   it('a body over the default 1 MB limit → 413 with the section-7 body', async () => {
-    const res = await t.admin.post('/endpoint/page-search', { criteria: { basic: 'x'.repeat(1_100_000) } });
+    const res = await o.t.admin.post('/endpoint/page-search', { criteria: { basic: 'x'.repeat(1_100_000) } });
     expectErrorBody(res, 413, `${P}/endpoint/page-search`);
   });
 
   it('every page-search refuses a page size over 1000 (400) and serves 1000', async function () {
     this.timeout(60_000);
-    const fill = (path: string): string => path.replace('/org/{id}/', `/org/${org}/`).replace('/endpoint/{id}/', `/endpoint/${endpointId}/`);
-    const paged = t.server.handle.routes.filter((r) => r.body && JSON.stringify(r.body.describe()).includes('"pageRequest"'));
+    const fill = (path: string): string => path.replace('/org/{id}/', `/org/${o.org}/`).replace('/endpoint/{id}/', `/endpoint/${endpointId}/`);
+    const paged = o.t.server.handle.routes.filter((r) => r.body && JSON.stringify(r.body.describe()).includes('"pageRequest"'));
     expect(paged.length).to.be.greaterThanOrEqual(7);
     for (const r of paged) {
       const path = fill(r.path);
       expect(path, `no ids for ${r.path}`).to.not.contain('{');
-      expectErrorBody(await t.admin.post(path, { pageRequest: { page: 0, size: 1001 } }), 400);
-      const ok = await t.admin.post<{ pageRequest: { size: number } }>(path, { pageRequest: { page: 0, size: 1000 } });
+      expectErrorBody(await o.t.admin.post(path, { pageRequest: { page: 0, size: 1001 } }), 400);
+      const ok = await o.t.admin.post<{ pageRequest: { size: number } }>(path, { pageRequest: { page: 0, size: 1000 } });
       expect(ok.status, `${r.path}: ${ok.text}`).to.equal(200);
       expect(ok.body.pageRequest.size).to.equal(1000);
     }
-    const queried = t.server.handle.routes.filter((r) => r.query && 'size' in (r.query.describe().keys ?? {}));
+    const queried = o.t.server.handle.routes.filter((r) => r.query && 'size' in (r.query.describe().keys ?? {}));
     expect(queried.length).to.be.greaterThanOrEqual(2);
     for (const r of queried) {
       const path = r.path.replace(/\{[^}]+\}/, endpointId);
-      expectErrorBody(await t.admin.get(`${path}?size=1001`), 400);
-      expect((await t.admin.get(`${path}?size=1000`)).status).to.equal(200);
+      expectErrorBody(await o.t.admin.get(`${path}?size=1001`), 400);
+      expect((await o.t.admin.get(`${path}?size=1000`)).status).to.equal(200);
     }
   });
 
   it('every array in every request body is bounded: maxItems in the document, or 413 in code', () => {
-    const unbounded = unboundedArrays(t.server.handle.openapi);
+    const unbounded = unboundedArrays(o.t.server.handle.openapi);
     expect(unbounded.filter((w) => !BOUNDED_IN_CODE.has(w))).to.deep.equal([]);
     expect(unbounded.length, 'an array bounded in code is gone or renamed: update BOUNDED_IN_CODE').to.equal(BOUNDED_IN_CODE.size);
   });
 
   it('arrays past their bound → 400', async () => {
     const many = (n: number, f: (i: number) => unknown): unknown[] => Array.from({ length: n }, (_, i) => f(i));
-    expectErrorBody(await t.admin.post('/report/host-info/aggregation', { orgIds: many(1001, (i) => `o${i}`), column: 'os' }), 400);
-    expect((await t.admin.post('/report/host-info/aggregation', { orgIds: many(1000, (i) => `o${i}`), column: 'os' })).status).to.equal(200);
-    expectErrorBody(await t.admin.post('/utm-endpoint/count', { connectionStatuses: many(11, () => 'CONNECTED') }), 400);
-    expectErrorBody(await t.admin.post('/endpoint/page-search', { pageRequest: { sort: many(6, () => ({ field: 'displayName' })) } }), 400);
-    const utm = await t.world.utm(org);
-    const ops = many(1001, () => ({ op: 'test', path: '/orgId', value: org }));
-    expectErrorBody(await t.admin.request('PATCH', `/utm-endpoint/${utm.id}`, { body: ops, contentType: 'application/json-patch+json' }), 400);
-    expectErrorBody(await t.admin.post(`/command/endpoint/${endpointId}`, { command: 'ping', args: many(33, () => 'a') }), 400);
+    expectErrorBody(await o.t.admin.post('/report/host-info/aggregation', { orgIds: many(1001, (i) => `o${i}`), column: 'os' }), 400);
+    expect((await o.t.admin.post('/report/host-info/aggregation', { orgIds: many(1000, (i) => `o${i}`), column: 'os' })).status).to.equal(200);
+    expectErrorBody(await o.t.admin.post('/utm-endpoint/count', { connectionStatuses: many(11, () => 'CONNECTED') }), 400);
+    expectErrorBody(await o.t.admin.post('/endpoint/page-search', { pageRequest: { sort: many(6, () => ({ field: 'displayName' })) } }), 400);
+    const utm = await o.t.world.utm(o.org);
+    const ops = many(1001, () => ({ op: 'test', path: '/orgId', value: o.org }));
+    expectErrorBody(await o.t.admin.request('PATCH', `/utm-endpoint/${utm.id}`, { body: ops, contentType: 'application/json-patch+json' }), 400);
+    expectErrorBody(await o.t.admin.post(`/command/endpoint/${endpointId}`, { command: 'ping', args: many(33, () => 'a') }), 400);
   });
 
   it(`aggregations answer at most ${MAX_AGGREGATION_BUCKETS} buckets; more distinct values → 400`, async function () {
     this.timeout(120_000);
-    const wide = await t.world.org();
-    const child = await t.world.org(wide);
-    const now = new Date().toISOString();
-    const who = { username: 'limits-test', authenticator: 'none' };
+    const wide = await o.t.world.org();
+    const child = await o.t.world.org(wide);
     // One agent per distinct operating system name: 10,000 in the org, one more in its child.
-    const docs: EndpointDoc[] = Array.from({ length: MAX_AGGREGATION_BUCKETS + 1 }, (_, i) => ({
-      id: uid(`agg${i}`),
-      orgId: i < MAX_AGGREGATION_BUCKETS ? wide : child,
-      type: 'VC_ENDPOINT',
-      displayName: `host-${i}`,
-      hostInfo: { os: `os-${i}` },
-      connectionStatus: 'CONNECTED',
-      createdAt: now,
-      updatedAt: now,
-      createdBy: who,
-      updatedBy: who,
-    }));
-    const res = await t.server.handle.services.endpoints.store.bulk(
-      docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
+    const docs = Array.from({ length: MAX_AGGREGATION_BUCKETS + 1 }, (_, i) =>
+      agentDoc(uid(`agg${i}`), i < MAX_AGGREGATION_BUCKETS ? wide : child, { displayName: `host-${i}`, hostInfo: { os: `os-${i}` } }),
     );
-    expect(res.errors).to.equal(false);
-    const all = await t.admin.post<{ key: string; count: number }[]>('/report/host-info/aggregation', { orgIds: [wide], column: 'os' });
+    await createEndpointDocs(o.t.server.store, docs);
+    const all = await o.t.admin.post<{ key: string; count: number }[]>('/report/host-info/aggregation', { orgIds: [wide], column: 'os' });
     expect(all.status, all.text.slice(0, 200)).to.equal(200);
     expect(all.body).to.have.length(MAX_AGGREGATION_BUCKETS);
-    const tooMany = await t.admin.post('/report/host-info/aggregation', { orgIds: [wide, child], column: 'os' });
+    const tooMany = await o.t.admin.post('/report/host-info/aggregation', { orgIds: [wide, child], column: 'os' });
     expectErrorBody(tooMany, 400, `${P}/report/host-info/aggregation`);
     expect((tooMany.body as { message: string }).message).to.contain('narrow the criteria');
   });
@@ -288,7 +270,7 @@ describe('limits', () => {
     });
 
     it('is off by default', async () => {
-      const reader = t.world.as(await t.world.token('reader', org));
+      const reader = o.t.world.as(await o.t.world.token('reader', o.org));
       for (let i = 0; i < 40; i++) expect((await reader.get('/org-config/target-versions')).status).to.equal(200);
     });
   });

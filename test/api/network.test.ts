@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, uid, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, uid, useTenants } from '../helpers/app.js';
 import { P, type Api } from '../helpers/http.js';
 
 interface NetworkHost {
@@ -29,21 +29,10 @@ async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): P
 }
 
 describe('network heartbeats and hosts (spec 4.9)', () => {
-  let t: TestApp;
-  let orgA: string;
-  let childA: string;
-  let orgB: string;
-  let adminA: Api;
-  let readerA: Api;
-  let adminB: Api;
 
-  before(async () => {
-    t = await startTestApp();
-    ({ orgA, childA, orgB, adminA, readerA, adminB } = await t.world.tenants());
-  });
-  after(() => t.close());
+  const w = useTenants();
 
-  async function hostsOf(orgId: string, criteria: Record<string, unknown> = {}, as: Api = readerA): Promise<NetworkHost[]> {
+  async function hostsOf(orgId: string, criteria: Record<string, unknown> = {}, as: Api = w.readerA): Promise<NetworkHost[]> {
     const res = await as.post<Page<NetworkHost>>('/network-host/search-page', { criteria: { orgId, ...criteria }, pageRequest: { size: 100 } });
     expect(res.status, res.text).to.equal(200);
     return res.body.items;
@@ -67,14 +56,14 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
   describe('heartbeats', () => {
     it('201 with the stored heartbeat; readable by endpoint, newest first, within a time range', async () => {
       const sensor = uid('sensor');
-      const hb1 = heartbeat(childA, '10.20.0.5', '2024-05-01T10:00:00.000Z', sensor);
-      const res = await adminA.post('/network-heartbeat', hb1);
+      const hb1 = heartbeat(w.childA, '10.20.0.5', '2024-05-01T10:00:00.000Z', sensor);
+      const res = await w.adminA.post('/network-heartbeat', hb1);
       expect(res.status, res.text).to.equal(201);
       expect(res.body).to.deep.equal(hb1);
-      await adminA.post('/network-heartbeat', heartbeat(childA, '10.20.0.5', '2024-05-01T10:01:00+00:00', sensor));
-      await adminA.post('/network-heartbeat', heartbeat(childA, '10.20.0.5', '2024-05-01T10:02:00.000Z', sensor));
+      await w.adminA.post('/network-heartbeat', heartbeat(w.childA, '10.20.0.5', '2024-05-01T10:01:00+00:00', sensor));
+      await w.adminA.post('/network-heartbeat', heartbeat(w.childA, '10.20.0.5', '2024-05-01T10:02:00.000Z', sensor));
       const list = await eventually(
-        () => readerA.get<Page<Record<string, string>>>(`/network-heartbeat/endpoint/${sensor}`),
+        () => w.readerA.get<Page<Record<string, string>>>(`/network-heartbeat/endpoint/${sensor}`),
         (r) => r.body.totalCount === 3,
       );
       expect(list.status).to.equal(200);
@@ -83,61 +72,61 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
         '2024-05-01T10:01:00.000Z',
         '2024-05-01T10:00:00.000Z',
       ]);
-      const ranged = await readerA.get<Page<Record<string, string>>>(
+      const ranged = await w.readerA.get<Page<Record<string, string>>>(
         `/network-heartbeat/endpoint/${sensor}?from=2024-05-01T10:01:00Z&to=2024-05-01T10:02:00Z`,
       );
       expect(ranged.body.items.map((h) => h.timestamp)).to.deep.equal(['2024-05-01T10:01:00.000Z']);
-      expect((await adminB.get<Page<unknown>>(`/network-heartbeat/endpoint/${sensor}`)).body.totalCount).to.equal(0);
+      expect((await w.adminB.get<Page<unknown>>(`/network-heartbeat/endpoint/${sensor}`)).body.totalCount).to.equal(0);
     });
 
     it('accepts IPv6 host addresses and endpoint ids of any allowed length', async () => {
       const longId = 'é'.repeat(256);
-      const res = await adminA.post('/network-heartbeat', heartbeat(childA, '2001:db8::7', '2024-05-03T10:00:00.000Z', longId));
+      const res = await w.adminA.post('/network-heartbeat', heartbeat(w.childA, '2001:db8::7', '2024-05-03T10:00:00.000Z', longId));
       expect(res.status, res.text).to.equal(201);
-      expect(await hostsOf(childA, { ipAddress: '2001:db8::/32' })).to.have.length(1);
+      expect(await hostsOf(w.childA, { ipAddress: '2001:db8::/32' })).to.have.length(1);
     });
 
     it('a retried heartbeat (same endpoint and time) is stored once; the timestamp defaults to receipt', async () => {
       const sensor = uid('sensor');
-      const hb = heartbeat(childA, '10.20.0.6', '2024-05-02T10:00:00.000Z', sensor);
-      await adminA.post('/network-heartbeat', hb);
-      await adminA.post('/network-heartbeat', hb);
-      const { timestamp: _ts, ...untimed } = heartbeat(childA, '10.20.0.6', '', sensor);
-      const now = await adminA.post<Record<string, string>>('/network-heartbeat', untimed);
+      const hb = heartbeat(w.childA, '10.20.0.6', '2024-05-02T10:00:00.000Z', sensor);
+      await w.adminA.post('/network-heartbeat', hb);
+      await w.adminA.post('/network-heartbeat', hb);
+      const { timestamp: _ts, ...untimed } = heartbeat(w.childA, '10.20.0.6', '', sensor);
+      const now = await w.adminA.post<Record<string, string>>('/network-heartbeat', untimed);
       expect(now.status).to.equal(201);
       expect(Date.parse(now.body.timestamp)).to.be.closeTo(Date.now(), 60_000);
       // Once the newest (untimed) heartbeat is visible, the earlier writes are too (one shard, refreshed together).
       const list = await eventually(
-        () => readerA.get<Page<Record<string, string>>>(`/network-heartbeat/endpoint/${sensor}`),
+        () => w.readerA.get<Page<Record<string, string>>>(`/network-heartbeat/endpoint/${sensor}`),
         (r) => r.body.items.some((h) => h.timestamp === now.body.timestamp),
       );
       expect(list.body.items.map((h) => h.timestamp)).to.deep.equal([now.body.timestamp, hb.timestamp]);
     });
 
     it('400 for a missing or malformed field; 403 outside the subtree or for a reader; 401 without a token', async () => {
-      const hb = heartbeat(childA, '10.20.0.7', '2024-05-01T10:00:00.000Z');
-      const noHost = await adminA.post('/network-heartbeat', { ...hb, hostAddress: undefined });
+      const hb = heartbeat(w.childA, '10.20.0.7', '2024-05-01T10:00:00.000Z');
+      const noHost = await w.adminA.post('/network-heartbeat', { ...hb, hostAddress: undefined });
       expectErrorBody(noHost, 400, `${P}/network-heartbeat`);
       expect((noHost.body as { message: string }).message).to.contain('body.hostAddress');
-      expectErrorBody(await adminA.post('/network-heartbeat', { ...hb, hostAddress: 'not-an-ip' }), 400);
-      expectErrorBody(await adminA.post('/network-heartbeat', { ...hb, timestamp: 'yesterday' }), 400);
+      expectErrorBody(await w.adminA.post('/network-heartbeat', { ...hb, hostAddress: 'not-an-ip' }), 400);
+      expectErrorBody(await w.adminA.post('/network-heartbeat', { ...hb, timestamp: 'yesterday' }), 400);
       // Forms joi would admit but an Elasticsearch ip or date field refuses are 400, not 500.
-      expectErrorBody(await adminA.post('/network-heartbeat', { ...hb, hostAddress: '010.20.0.7' }), 400);
-      expectErrorBody(await adminA.post('/network-heartbeat', { ...hb, hostAddress: 'fe80::1%eth0' }), 400);
-      expectErrorBody(await adminA.post('/network-heartbeat', { ...hb, timestamp: '+010000-01-01T00:00:00.000Z' }), 400);
-      expectErrorBody(await adminA.post('/network-heartbeat', { ...hb, orgId: undefined }), 400);
-      expectErrorBody(await adminA.post('/network-heartbeat'), 400);
-      expectErrorBody(await adminB.post('/network-heartbeat', hb), 403);
-      expectErrorBody(await readerA.post('/network-heartbeat', hb), 403);
-      expectErrorBody(await t.anon.post('/network-heartbeat', hb), 401);
-      expect(await hostsOf(childA, { ipAddress: '10.20.0.7' })).to.have.length(0);
+      expectErrorBody(await w.adminA.post('/network-heartbeat', { ...hb, hostAddress: '010.20.0.7' }), 400);
+      expectErrorBody(await w.adminA.post('/network-heartbeat', { ...hb, hostAddress: 'fe80::1%eth0' }), 400);
+      expectErrorBody(await w.adminA.post('/network-heartbeat', { ...hb, timestamp: '+010000-01-01T00:00:00.000Z' }), 400);
+      expectErrorBody(await w.adminA.post('/network-heartbeat', { ...hb, orgId: undefined }), 400);
+      expectErrorBody(await w.adminA.post('/network-heartbeat'), 400);
+      expectErrorBody(await w.adminB.post('/network-heartbeat', hb), 403);
+      expectErrorBody(await w.readerA.post('/network-heartbeat', hb), 403);
+      expectErrorBody(await w.t.anon.post('/network-heartbeat', hb), 401);
+      expect(await hostsOf(w.childA, { ipAddress: '10.20.0.7' })).to.have.length(0);
     });
   });
 
   describe('heartbeat → network host upsert', () => {
     it('a new host address starts NONE with the heartbeat time as lastSeen', async () => {
-      const org = await t.world.org(orgA);
-      await adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.10', '2024-06-01T12:00:00.000Z'));
+      const org = await w.t.world.org(w.orgA);
+      await w.adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.10', '2024-06-01T12:00:00.000Z'));
       const hosts = await hostsOf(org);
       expect(hosts).to.have.length(1);
       expect(hosts[0]).to.include({ orgId: org, ipAddress: '192.168.1.10', status: 'NONE', lastSeen: '2024-06-01T12:00:00.000Z' });
@@ -145,39 +134,39 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
     });
 
     it('lastSeen moves forward only, whatever order heartbeats arrive in; the status set on a known host stays', async () => {
-      const org = await t.world.org(orgA);
-      await adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:00:00.000Z'));
+      const org = await w.t.world.org(w.orgA);
+      await w.adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:00:00.000Z'));
       const [host] = await hostsOf(org);
-      const read = async (): Promise<NetworkHost> => (await readerA.get<NetworkHost>(`/network-host/${host.id}`)).body;
+      const read = async (): Promise<NetworkHost> => (await w.readerA.get<NetworkHost>(`/network-host/${host.id}`)).body;
 
-      await adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:05:00.000Z'));
+      await w.adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:05:00.000Z'));
       expect((await read()).lastSeen).to.equal('2024-06-01T12:05:00.000Z');
-      await adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:01:00.000Z'));
+      await w.adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:01:00.000Z'));
       expect((await read()).lastSeen).to.equal('2024-06-01T12:05:00.000Z');
 
-      const known = await adminA.put<NetworkHost>(`/network-host/${host.id}/status/KNOWN`);
+      const known = await w.adminA.put<NetworkHost>(`/network-host/${host.id}/status/KNOWN`);
       expect(known.status, known.text).to.equal(200);
-      await adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:10:00.000Z'));
+      await w.adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.20', '2024-06-01T12:10:00.000Z'));
       expect(await read()).to.deep.equal({ ...known.body, lastSeen: '2024-06-01T12:10:00.000Z' });
       // Still one host for the address in this org.
       expect(await hostsOf(org)).to.have.length(1);
     });
 
     it('concurrent heartbeats for one new address make one host at the latest time', async () => {
-      const org = await t.world.org(orgA);
+      const org = await w.t.world.org(w.orgA);
       const times = Array.from({ length: 8 }, (_, i) => `2024-06-02T00:0${i}:00.000Z`);
-      const results = await Promise.all(times.map((ts) => adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.30', ts))));
+      const results = await Promise.all(times.map((ts) => w.adminA.post('/network-heartbeat', heartbeat(org, '192.168.1.30', ts))));
       expect(results.map((r) => r.status)).to.deep.equal(times.map(() => 201));
       const [host, ...rest] = await hostsOf(org);
       expect(rest).to.have.length(0);
-      expect((await readerA.get<NetworkHost>(`/network-host/${host.id}`)).body.lastSeen).to.equal(times[times.length - 1]);
+      expect((await w.readerA.get<NetworkHost>(`/network-host/${host.id}`)).body.lastSeen).to.equal(times[times.length - 1]);
     });
 
     it('the same address in another org is another host', async () => {
-      const o1 = await t.world.org(orgA);
-      const o2 = await t.world.org(orgA);
-      await adminA.post('/network-heartbeat', heartbeat(o1, '192.168.1.40', '2024-06-01T12:00:00.000Z'));
-      await adminA.post('/network-heartbeat', heartbeat(o2, '192.168.1.40', '2024-06-01T12:00:00.000Z'));
+      const o1 = await w.t.world.org(w.orgA);
+      const o2 = await w.t.world.org(w.orgA);
+      await w.adminA.post('/network-heartbeat', heartbeat(o1, '192.168.1.40', '2024-06-01T12:00:00.000Z'));
+      await w.adminA.post('/network-heartbeat', heartbeat(o2, '192.168.1.40', '2024-06-01T12:00:00.000Z'));
       const [h1] = await hostsOf(o1);
       const [h2] = await hostsOf(o2);
       expect(h1.id).to.not.equal(h2.id);
@@ -186,27 +175,27 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
 
   describe('network host status', () => {
     it('PUT sets a status and answers the host; bad status 400; unknown id 404; outside 403; reader 403', async () => {
-      const org = await t.world.org(orgA);
-      await adminA.post('/network-heartbeat', heartbeat(org, '192.168.2.1', '2024-06-01T12:00:00.000Z'));
+      const org = await w.t.world.org(w.orgA);
+      await w.adminA.post('/network-heartbeat', heartbeat(org, '192.168.2.1', '2024-06-01T12:00:00.000Z'));
       const [host] = await hostsOf(org);
-      const res = await adminA.put<NetworkHost>(`/network-host/${host.id}/status/UNKNOWN`);
+      const res = await w.adminA.put<NetworkHost>(`/network-host/${host.id}/status/UNKNOWN`);
       expect(res.status, res.text).to.equal(200);
       expect(res.body).to.deep.equal({ ...host, status: 'UNKNOWN' });
       expect((await hostsOf(org, { status: 'UNKNOWN' })).map((h) => h.id)).to.deep.equal([host.id]);
-      expectErrorBody(await adminA.put(`/network-host/${host.id}/status/TRUSTED`), 400);
-      expectErrorBody(await adminA.put(`/network-host/${uid('host')}/status/KNOWN`), 404);
-      expectErrorBody(await adminB.put(`/network-host/${host.id}/status/KNOWN`), 403);
-      expectErrorBody(await readerA.put(`/network-host/${host.id}/status/KNOWN`), 403);
-      expectErrorBody(await adminB.get(`/network-host/${host.id}`), 403);
-      expectErrorBody(await t.anon.put(`/network-host/${host.id}/status/KNOWN`), 401);
-      expect((await readerA.get<NetworkHost>(`/network-host/${host.id}`)).body.status).to.equal('UNKNOWN');
+      expectErrorBody(await w.adminA.put(`/network-host/${host.id}/status/TRUSTED`), 400);
+      expectErrorBody(await w.adminA.put(`/network-host/${uid('host')}/status/KNOWN`), 404);
+      expectErrorBody(await w.adminB.put(`/network-host/${host.id}/status/KNOWN`), 403);
+      expectErrorBody(await w.readerA.put(`/network-host/${host.id}/status/KNOWN`), 403);
+      expectErrorBody(await w.adminB.get(`/network-host/${host.id}`), 403);
+      expectErrorBody(await w.t.anon.put(`/network-host/${host.id}/status/KNOWN`), 401);
+      expect((await w.readerA.get<NetworkHost>(`/network-host/${host.id}`)).body.status).to.equal('UNKNOWN');
     });
   });
 
   describe('discovered hosts (bulk ingest)', () => {
     it('upserts by org and MAC, or IP when no MAC: counts created, updated and unchanged', async () => {
-      const org = await t.world.org(orgA);
-      const first = await adminA.post('/network-host/discovered', [
+      const org = await w.t.world.org(w.orgA);
+      const first = await w.adminA.post('/network-host/discovered', [
         { orgId: org, ipAddress: '10.1.0.1', macAddress: 'AA-BB-CC-00-00-01', macVendor: 'Acme', lastSeen: '2024-07-01T00:00:00Z' },
         { orgId: org, ipAddress: '10.1.0.2', macAddress: 'aa:bb:cc:00:00:02', lastSeen: '2024-07-01T00:00:00Z' },
         { orgId: org, ipAddress: '10.1.0.3', lastSeen: '2024-07-01T00:00:00Z' },
@@ -214,14 +203,14 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
       ]);
       expect(first.status, first.text).to.equal(200);
       expect(first.body).to.deep.equal({ received: 4, created: 4, updated: 0, unchanged: 0 });
-      const hosts = await hostsOf(org, {}, adminA);
+      const hosts = await hostsOf(org, {}, w.adminA);
       expect(hosts).to.have.length(4);
       expect(hosts.every((h) => h.status === 'NONE')).to.equal(true);
       const byIp = new Map(hosts.map((h) => [h.ipAddress, h]));
       expect(byIp.get('10.1.0.1')).to.include({ macAddress: 'aa:bb:cc:00:00:01', macVendor: 'Acme' });
 
-      await adminA.put(`/network-host/${byIp.get('10.1.0.2')?.id}/status/KNOWN`);
-      const second = await adminA.post('/network-host/discovered', [
+      await w.adminA.put(`/network-host/${byIp.get('10.1.0.2')?.id}/status/KNOWN`);
+      const second = await w.adminA.post('/network-host/discovered', [
         // Same MAC, new IP, later: the host moves, keeps KNOWN.
         { orgId: org, ipAddress: '10.1.0.22', macAddress: 'AA:BB:CC:00:00:02', lastSeen: '2024-07-02T00:00:00Z' },
         // Older sighting: nothing changes.
@@ -232,20 +221,20 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
         { orgId: org, ipAddress: '10.1.0.4', macAddress: 'aa:bb:cc:00:00:04', lastSeen: '2024-07-03T00:00:00Z' },
       ]);
       expect(second.body).to.deep.equal({ received: 4, created: 1, updated: 2, unchanged: 1 });
-      const after = await hostsOf(org, {}, adminA);
+      const after = await hostsOf(org, {}, w.adminA);
       expect(after).to.have.length(5);
       const moved = after.find((h) => h.macAddress === 'aa:bb:cc:00:00:02');
       expect(moved).to.include({ ipAddress: '10.1.0.22', status: 'KNOWN', lastSeen: '2024-07-02T00:00:00.000Z' });
       expect(after.find((h) => h.macAddress === 'aa:bb:cc:00:00:01')).to.include({ ipAddress: '10.1.0.1', lastSeen: '2024-07-01T00:00:00.000Z' });
       // Re-sending the same report changes nothing (idempotent).
-      expect((await adminA.post('/network-host/discovered', [
+      expect((await w.adminA.post('/network-host/discovered', [
         { orgId: org, ipAddress: '10.1.0.3', lastSeen: '2024-07-03T00:00:00Z' },
       ])).body).to.deep.equal({ received: 1, created: 0, updated: 0, unchanged: 1 });
     });
 
     it('duplicates within one report fold into one host at the latest sighting', async () => {
-      const org = await t.world.org(orgA);
-      const res = await adminA.post('/network-host/discovered', [
+      const org = await w.t.world.org(w.orgA);
+      const res = await w.adminA.post('/network-host/discovered', [
         { orgId: org, ipAddress: '10.2.0.1', macAddress: 'aa:bb:cc:00:01:01', lastSeen: '2024-07-02T00:00:00Z' },
         { orgId: org, ipAddress: '10.2.0.9', macAddress: 'aa:bb:cc:00:01:01', macVendor: 'Acme', lastSeen: '2024-07-01T00:00:00Z' },
       ]);
@@ -255,22 +244,22 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
     });
 
     it('413 beyond 1000 hosts; 400 for a bad item; 403 when any item is outside the subtree', async () => {
-      const org = await t.world.org(orgA);
+      const org = await w.t.world.org(w.orgA);
       const many = Array.from({ length: 1001 }, (_, i) => ({
         orgId: org,
         ipAddress: `10.3.${Math.floor(i / 250)}.${(i % 250) + 1}`,
         lastSeen: '2024-07-01T00:00:00Z',
       }));
-      expectErrorBody(await adminA.post('/network-host/discovered', many), 413);
-      expect((await adminA.post('/network-host/discovered', many.slice(0, 1000))).body).to.include({ created: 1000 });
+      expectErrorBody(await w.adminA.post('/network-host/discovered', many), 413);
+      expect((await w.adminA.post('/network-host/discovered', many.slice(0, 1000))).body).to.include({ created: 1000 });
       const item = { orgId: org, ipAddress: '10.4.0.1', lastSeen: '2024-07-01T00:00:00Z' };
-      expectErrorBody(await adminA.post('/network-host/discovered', [{ ...item, macAddress: 'zz' }]), 400);
-      expectErrorBody(await adminA.post('/network-host/discovered', [{ ...item, ipAddress: '10.4.0.256' }]), 400);
-      expectErrorBody(await adminA.post('/network-host/discovered', [{ ...item, ipAddress: '10.4.0.01' }]), 400);
-      expectErrorBody(await adminA.post('/network-host/discovered', [{ ...item, lastSeen: undefined }]), 400);
-      expectErrorBody(await adminA.post('/network-host/discovered', { hosts: [item] }), 400);
-      expectErrorBody(await adminA.post('/network-host/discovered', [item, { ...item, orgId: orgB }]), 403);
-      expectErrorBody(await readerA.post('/network-host/discovered', [item]), 403);
+      expectErrorBody(await w.adminA.post('/network-host/discovered', [{ ...item, macAddress: 'zz' }]), 400);
+      expectErrorBody(await w.adminA.post('/network-host/discovered', [{ ...item, ipAddress: '10.4.0.256' }]), 400);
+      expectErrorBody(await w.adminA.post('/network-host/discovered', [{ ...item, ipAddress: '10.4.0.01' }]), 400);
+      expectErrorBody(await w.adminA.post('/network-host/discovered', [{ ...item, lastSeen: undefined }]), 400);
+      expectErrorBody(await w.adminA.post('/network-host/discovered', { hosts: [item] }), 400);
+      expectErrorBody(await w.adminA.post('/network-host/discovered', [item, { ...item, orgId: w.orgB }]), 403);
+      expectErrorBody(await w.readerA.post('/network-host/discovered', [item]), 403);
       expect(await hostsOf(org, { ipAddress: '10.4.0.1' })).to.have.length(0);
     });
   });
@@ -278,8 +267,8 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
   describe('search-page', () => {
     let org: string;
     before(async () => {
-      org = await t.world.org(orgA);
-      const res = await adminA.post('/network-host/discovered', [
+      org = await w.t.world.org(w.orgA);
+      const res = await w.adminA.post('/network-host/discovered', [
         { orgId: org, ipAddress: '172.16.0.1', macAddress: '02:00:00:00:00:01', lastSeen: '2024-08-01T00:00:00Z' },
         { orgId: org, ipAddress: '172.16.0.2', macAddress: '02:00:00:00:00:02', lastSeen: '2024-08-03T00:00:00Z' },
         { orgId: org, ipAddress: '172.16.1.3', macAddress: '02:00:00:00:00:03', lastSeen: '2024-08-02T00:00:00Z' },
@@ -287,8 +276,8 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
       ]);
       expect(res.status, res.text).to.equal(200);
       const hosts = await hostsOf(org);
-      await adminA.put(`/network-host/${hosts.find((h) => h.ipAddress === '172.16.0.2')?.id}/status/KNOWN`);
-      await adminA.put(`/network-host/${hosts.find((h) => h.ipAddress === '172.16.1.3')?.id}/status/KNOWN`);
+      await w.adminA.put(`/network-host/${hosts.find((h) => h.ipAddress === '172.16.0.2')?.id}/status/KNOWN`);
+      await w.adminA.put(`/network-host/${hosts.find((h) => h.ipAddress === '172.16.1.3')?.id}/status/KNOWN`);
     });
 
     it('defaults to lastSeen newest first and filters by every criteria field', async () => {
@@ -302,7 +291,7 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
     });
 
     it('pages with the foundation PageRequest and sorts by an allowed field', async () => {
-      const res = await readerA.post<Page<NetworkHost>>('/network-host/search-page', {
+      const res = await w.readerA.post<Page<NetworkHost>>('/network-host/search-page', {
         criteria: { orgId: org },
         pageRequest: { page: 1, size: 3, sort: [{ field: 'ipAddress', direction: 'ASC' }] },
       });
@@ -312,28 +301,28 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
       expect(res.body.pageRequest).to.deep.include({ page: 1, size: 3 });
       expect(res.body.items.map((h) => h.ipAddress)).to.deep.equal(['172.16.1.4']);
       expectErrorBody(
-        await readerA.post('/network-host/search-page', { criteria: { orgId: org }, pageRequest: { sort: [{ field: 'secret' }] } }),
+        await w.readerA.post('/network-host/search-page', { criteria: { orgId: org }, pageRequest: { sort: [{ field: 'secret' }] } }),
         400,
       );
     });
 
     it('without orgId the caller sees its subtree only; 400 for bad criteria; 403 outside; 401', async () => {
-      const res = await readerA.post<Page<NetworkHost>>('/network-host/search-page', {
+      const res = await w.readerA.post<Page<NetworkHost>>('/network-host/search-page', {
         criteria: { ipAddress: '172.16.0.0/16' },
         pageRequest: { size: 1000 },
       });
       expect(res.body.items.map((h) => h.orgId)).to.include(org);
-      const outside = await adminB.post<Page<NetworkHost>>('/network-host/search-page', { criteria: { ipAddress: '172.16.0.0/16' } });
+      const outside = await w.adminB.post<Page<NetworkHost>>('/network-host/search-page', { criteria: { ipAddress: '172.16.0.0/16' } });
       expect(outside.status).to.equal(200);
       expect(outside.body.items.map((h) => h.orgId)).to.not.include(org);
-      expectErrorBody(await adminB.post('/network-host/search-page', { criteria: { orgId: org } }), 403);
-      expectErrorBody(await readerA.post('/network-host/search-page', { criteria: { status: 'TRUSTED' } }), 400);
-      expectErrorBody(await readerA.post('/network-host/search-page', { criteria: { ipAddress: 'x' } }), 400);
-      expectErrorBody(await readerA.post('/network-host/search-page', { criteria: { ipAddress: '010.0.0.0/8' } }), 400);
-      expectErrorBody(await readerA.post('/network-host/search-page', { criteria: { ipAddress: '10.0.0.0/33' } }), 400);
-      expectErrorBody(await readerA.post('/network-host/search-page', { criteria: { macAddress: 'x' } }), 400);
-      expectErrorBody(await readerA.post('/network-host/search-page'), 400);
-      expectErrorBody(await t.anon.post('/network-host/search-page', { criteria: {} }), 401);
+      expectErrorBody(await w.adminB.post('/network-host/search-page', { criteria: { orgId: org } }), 403);
+      expectErrorBody(await w.readerA.post('/network-host/search-page', { criteria: { status: 'TRUSTED' } }), 400);
+      expectErrorBody(await w.readerA.post('/network-host/search-page', { criteria: { ipAddress: 'x' } }), 400);
+      expectErrorBody(await w.readerA.post('/network-host/search-page', { criteria: { ipAddress: '010.0.0.0/8' } }), 400);
+      expectErrorBody(await w.readerA.post('/network-host/search-page', { criteria: { ipAddress: '10.0.0.0/33' } }), 400);
+      expectErrorBody(await w.readerA.post('/network-host/search-page', { criteria: { macAddress: 'x' } }), 400);
+      expectErrorBody(await w.readerA.post('/network-host/search-page'), 400);
+      expectErrorBody(await w.t.anon.post('/network-host/search-page', { criteria: {} }), 401);
     });
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, uid, type TestApp } from '../helpers/app.js';
-import { P, type Api } from '../helpers/http.js';
+import { expectErrorBody, uid, useTenants } from '../helpers/app.js';
+import { P } from '../helpers/http.js';
 
 interface StoredConfig {
   orgId: string;
@@ -37,49 +37,39 @@ const FULL_FIELDS = {
 };
 
 describe('organization agent configuration (spec 4.9)', () => {
-  let t: TestApp;
-  let orgA: string;
-  let childA: string;
-  let adminA: Api;
-  let readerA: Api;
-  let adminB: Api;
 
-  before(async () => {
-    t = await startTestApp();
-    ({ orgA, childA, adminA, readerA, adminB } = await t.world.tenants());
-  });
-  after(() => t.close());
+  const w = useTenants();
 
   it('POST answers 201 with the stored Config; GET reads it back', async () => {
-    const res = await adminA.post<StoredConfig>('/config/org', { orgId: childA, fields: FULL_FIELDS });
+    const res = await w.adminA.post<StoredConfig>('/config/org', { orgId: w.childA, fields: FULL_FIELDS });
     expect(res.status, res.text).to.equal(201);
-    expect(res.body.orgId).to.equal(childA);
+    expect(res.body.orgId).to.equal(w.childA);
     expect(res.body.fields).to.deep.equal(FULL_FIELDS);
-    expect(res.body.createdBy.username).to.equal(`admin-${orgA}`);
+    expect(res.body.createdBy.username).to.equal(`admin-${w.orgA}`);
     expect(res.body.createdAt).to.equal(res.body.updatedAt);
-    const got = await readerA.get<StoredConfig>(`/config/org/${childA}`);
+    const got = await w.readerA.get<StoredConfig>(`/config/org/${w.childA}`);
     expect(got.status).to.equal(200);
     expect(got.body).to.deep.equal(res.body);
   });
 
   it('a second POST replaces the fields and keeps the creation stamp', async () => {
-    const org = await t.world.org(orgA);
-    const first = await adminA.post<StoredConfig>('/config/org', { orgId: org, fields: { enableFim: true, journalMaxBackups: 2 } });
-    const second = await t.admin.post<StoredConfig>('/config/org', { orgId: org, fields: { enableFim: false } });
+    const org = await w.t.world.org(w.orgA);
+    const first = await w.adminA.post<StoredConfig>('/config/org', { orgId: org, fields: { enableFim: true, journalMaxBackups: 2 } });
+    const second = await w.t.admin.post<StoredConfig>('/config/org', { orgId: org, fields: { enableFim: false } });
     expect(second.status).to.equal(201);
     expect(second.body.fields).to.deep.equal({ enableFim: false });
     expect(second.body.createdAt).to.equal(first.body.createdAt);
     expect(second.body.createdBy).to.deep.equal(first.body.createdBy);
     expect(second.body.updatedBy.username).to.equal('bootstrap-admin');
-    expect((await readerA.get<StoredConfig>(`/config/org/${org}`)).body.fields).to.deep.equal({ enableFim: false });
+    expect((await w.readerA.get<StoredConfig>(`/config/org/${org}`)).body.fields).to.deep.equal({ enableFim: false });
   });
 
   it('commUrl may be wss or https; empty fields are a valid configuration', async () => {
-    const org = await t.world.org(orgA);
+    const org = await w.t.world.org(w.orgA);
     for (const commUrl of ['wss://g.example.com', 'https://g.example.com/agent']) {
-      expect((await adminA.post('/config/org', { orgId: org, fields: { commUrl } })).status).to.equal(201);
+      expect((await w.adminA.post('/config/org', { orgId: org, fields: { commUrl } })).status).to.equal(201);
     }
-    expect((await adminA.post('/config/org', { orgId: org, fields: {} })).status).to.equal(201);
+    expect((await w.adminA.post('/config/org', { orgId: org, fields: {} })).status).to.equal(201);
   });
 
   const invalid: [string, Record<string, unknown>, string][] = [
@@ -104,27 +94,27 @@ describe('organization agent configuration (spec 4.9)', () => {
   ];
   for (const [what, fields, named] of invalid) {
     it(`400 for ${what}`, async () => {
-      const res = await adminA.post('/config/org', { orgId: childA, fields });
+      const res = await w.adminA.post('/config/org', { orgId: w.childA, fields });
       expectErrorBody(res, 400, `${P}/config/org`);
       expect((res.body as { message: string }).message).to.contain(named);
     });
   }
 
   it('400 without orgId or fields, and for an unregistered org; nothing is stored by a refused POST', async () => {
-    const org = await t.world.org(orgA);
-    expectErrorBody(await adminA.post('/config/org', { fields: {} }), 400);
-    expectErrorBody(await adminA.post('/config/org', { orgId: org }), 400);
-    expectErrorBody(await adminA.post('/config/org', { orgId: org, fields: { journalMaxSizeMB: -1 } }), 400);
-    expectErrorBody(await t.admin.post('/config/org', { orgId: uid('ghost'), fields: {} }), 400);
-    expectErrorBody(await readerA.get(`/config/org/${org}`), 404);
+    const org = await w.t.world.org(w.orgA);
+    expectErrorBody(await w.adminA.post('/config/org', { fields: {} }), 400);
+    expectErrorBody(await w.adminA.post('/config/org', { orgId: org }), 400);
+    expectErrorBody(await w.adminA.post('/config/org', { orgId: org, fields: { journalMaxSizeMB: -1 } }), 400);
+    expectErrorBody(await w.t.admin.post('/config/org', { orgId: uid('ghost'), fields: {} }), 400);
+    expectErrorBody(await w.readerA.get(`/config/org/${org}`), 404);
   });
 
   it('authorization: 403 outside the subtree and for a reader; 401 without a token', async () => {
-    expectErrorBody(await adminB.post('/config/org', { orgId: orgA, fields: {} }), 403);
-    expectErrorBody(await readerA.post('/config/org', { orgId: orgA, fields: {} }), 403);
-    expectErrorBody(await t.anon.post('/config/org', { orgId: orgA, fields: {} }), 401);
-    expectErrorBody(await adminB.get(`/config/org/${childA}`), 403);
-    expectErrorBody(await t.anon.get(`/config/org/${childA}`), 401);
-    expectErrorBody(await t.admin.get(`/config/org/${uid('ghost')}`), 404);
+    expectErrorBody(await w.adminB.post('/config/org', { orgId: w.orgA, fields: {} }), 403);
+    expectErrorBody(await w.readerA.post('/config/org', { orgId: w.orgA, fields: {} }), 403);
+    expectErrorBody(await w.t.anon.post('/config/org', { orgId: w.orgA, fields: {} }), 401);
+    expectErrorBody(await w.adminB.get(`/config/org/${w.childA}`), 403);
+    expectErrorBody(await w.t.anon.get(`/config/org/${w.childA}`), 401);
+    expectErrorBody(await w.t.admin.get(`/config/org/${uid('ghost')}`), 404);
   });
 });

@@ -7,8 +7,9 @@
  *   other (unrelated)
  */
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, type EndpointRecord, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, type EndpointRecord, type TestApp, sharedApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
+import { bulkEndpoints } from '../helpers/endpoint-store.js';
 
 const ids = (items: { id: string }[]): string[] => items.map((i) => i.id).sort();
 
@@ -27,7 +28,7 @@ describe('organization hierarchy (endpoints across three levels)', () => {
   const lte: Record<string, EndpointRecord> = {};
 
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     msp = await t.world.org();
     custA = await t.world.org(msp);
     custB = await t.world.org(msp);
@@ -46,7 +47,6 @@ describe('organization hierarchy (endpoints across three levels)', () => {
     const gone = await t.world.endpoint(custB);
     await t.admin.delete(`/endpoint/${gone.id}`);
   });
-  after(() => t.close());
 
   describe('GET /endpoint/by-org-id/{orgId}/direct-children and /all-descendants', () => {
     it('direct-children: agents of the direct child orgs only (not the org’s own, not grandchildren, no other families)', async () => {
@@ -72,11 +72,11 @@ describe('organization hierarchy (endpoints across three levels)', () => {
     it('lists beyond one search batch completely (point-in-time stream)', async () => {
       const top = await t.world.org();
       const below = await t.world.org(top);
-      const store = t.server.handle.services.endpoints.store;
       const now = new Date().toISOString();
       const by = { username: 'seed', authenticator: 'none' };
       const seeded = Array.from({ length: 1005 }, (_, i) => `bulk-${below}-${String(i).padStart(4, '0')}`);
-      const res = await store.bulk(
+      const res = await bulkEndpoints(
+        t.server.store,
         seeded.flatMap((id) => [
           { create: { _id: id } },
           { id, orgId: below, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },

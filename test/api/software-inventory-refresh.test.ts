@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestApp, RUN_PREFIX, type TestApp } from '../helpers/app.js';
+import { RUN_PREFIX, useTenants } from '../helpers/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { createServices, type Services } from '../../src/resources/index.js';
@@ -10,22 +10,18 @@ import { Access } from '../../src/http/auth.js';
  * with concurrent writers (src/store/visibility.ts), the policy production runs with.
  */
 describe('software inventory: a report is searchable when it answers', () => {
-  let t: TestApp;
   let s: Services;
   let system: Access;
-  let orgA: string;
 
+  const w = useTenants();
   before(async () => {
-    t = await startTestApp();
-    ({ orgA } = await t.world.tenants());
     s = createServices({
       config: loadConfig({ ...process.env, ECS_INDEX_PREFIX: RUN_PREFIX }),
-      store: { client: t.server.store.client, prefix: RUN_PREFIX, refresh: 'shared' },
+      store: { client: w.t.server.store.client, prefix: RUN_PREFIX, refresh: 'shared' },
       log: createLogger('warn'),
     });
     system = new Access({ role: 'system', name: 'refresh-test' }, s.orgs);
   });
-  after(() => t.close());
 
   const report = (prefix: string, n: number): { name: string; version: string }[] =>
     Array.from({ length: n }, (_, k) => ({ name: `${prefix}-${k}`, version: '1.0' }));
@@ -33,7 +29,7 @@ describe('software inventory: a report is searchable when it answers', () => {
     (await s.softwareInventory.listForEndpoint(id, system)).map((e) => `${e.name}@${e.version}`).sort();
 
   it('back-to-back reports of one endpoint each end with exactly the reported entries', async () => {
-    const e = await t.world.endpoint(orgA);
+    const e = await w.t.world.endpoint(w.orgA);
     for (const [prefix, n] of [
       ['a', 30],
       ['b', 10],
@@ -46,7 +42,7 @@ describe('software inventory: a report is searchable when it answers', () => {
   });
 
   it('concurrent reports of many endpoints are all searchable when they answer', async () => {
-    const endpoints = await Promise.all(Array.from({ length: 8 }, () => t.world.endpoint(orgA)));
+    const endpoints = await Promise.all(Array.from({ length: 8 }, () => w.t.world.endpoint(w.orgA)));
     await Promise.all(endpoints.map((e, k) => s.softwareInventory.replaceForEndpoint(e.id, report(`c${k}`, 20), system)));
     for (const [k, e] of endpoints.entries()) {
       expect(await listed(e.id)).to.have.length(20);

@@ -4,10 +4,12 @@
  * Its timing belongs to the benchmark, not to an assertion here.
  */
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, uid, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, uid, type TestApp, sharedApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
 import type { InstalledSoftware } from '../../src/resources/software-inventory/model.js';
+import { agentDoc, createEndpointDocs, refreshIndex } from '../helpers/endpoint-store.js';
+import { SoftwareInventoryStore } from '../../src/resources/software-inventory/store.js';
 
 interface Count {
   name: string;
@@ -53,32 +55,22 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
   const ids: string[] = [];
 
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     org = await t.world.org();
     reader = t.world.as(await t.world.token('reader', org));
-    const now = new Date().toISOString();
-    const who = { username: 'volume-test', authenticator: 'none' };
     const docs: EndpointDoc[] = [];
     for (let e = 0; e < ENDPOINTS; e++) {
       const id = uid(`vol${e}`);
       ids.push(id);
-      docs.push({
-        id,
-        orgId: org,
-        type: 'VC_ENDPOINT',
-        displayName: `host-${e}`,
-        connectionStatus: e < UNINSTALLED ? 'UNINSTALLED' : 'CONNECTED',
-        ...(e >= UNINSTALLED && e < EXCLUDED ? { deleted: true } : {}),
-        createdAt: now,
-        updatedAt: now,
-        createdBy: who,
-        updatedBy: who,
-      });
+      docs.push(
+        agentDoc(id, org, {
+          displayName: `host-${e}`,
+          connectionStatus: e < UNINSTALLED ? 'UNINSTALLED' : 'CONNECTED',
+          ...(e >= UNINSTALLED && e < EXCLUDED ? { deleted: true } : {}),
+        }),
+      );
     }
-    const res = await t.server.handle.services.endpoints.store.bulk(
-      docs.flatMap((d) => [{ create: { _id: d.id } }, d]),
-    );
-    expect(res.errors).to.equal(false);
+    await createEndpointDocs(t.server.store, docs);
 
     // Parallel batches through the bulk path; no forced refresh per endpoint, one at the end.
     const svc = t.server.handle.services.softwareInventory;
@@ -93,13 +85,11 @@ describe('software inventory at volume: 1,000 endpoints × 200 entries', functio
       }),
     );
     expect(created.reduce((a, b) => a + b, 0)).to.equal(ENDPOINTS * (COMMON + VARIED));
-    await svc.store.refresh();
+    await refreshIndex(t.server.store, 'software-inventory');
   });
-  after(() => t.close());
 
   it('stores one document per endpoint, name and version', async () => {
-    const svc = t.server.handle.services.softwareInventory;
-    expect(await svc.store.count({ term: { orgId: org } })).to.equal(ENDPOINTS * (COMMON + VARIED));
+    expect(await new SoftwareInventoryStore(t.server.store).count({ term: { orgId: org } })).to.equal(ENDPOINTS * (COMMON + VARIED));
   });
 
   it('repeating every report is idempotent: nothing created, deleted or rewritten', async () => {

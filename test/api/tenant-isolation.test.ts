@@ -6,7 +6,7 @@
  * fails the test, so a new route cannot escape it.
  */
 import { expect } from 'chai';
-import { startTestApp, uid, type TestApp } from '../helpers/app.js';
+import { uid, type TestApp, sharedApp } from '../helpers/app.js';
 import type { ApiResponse } from '../helpers/http.js';
 import { buildOrgFixture, fillPath, paramValue, pathParams, type OrgFixture, type ParamMap } from '../helpers/org-fixture.js';
 import type { RouteSpec } from '../../src/http/routes.js';
@@ -150,7 +150,7 @@ describe('tenant isolation over every route (generated from the route table)', (
 
   before(async function () {
     this.timeout(120_000);
-    t = await startTestApp();
+    t = await sharedApp();
     routes = t.server.handle.routes;
     A = await buildOrgFixture(t);
     orgB = await t.world.org();
@@ -159,7 +159,6 @@ describe('tenant isolation over every route (generated from the route table)', (
     expect(b.status).to.equal(200);
     bundle = b.body;
   });
-  after(() => t.close());
 
   it('the fixture names a record for every path parameter of every route, and every body has a sample', () => {
     const unknown: string[] = [];

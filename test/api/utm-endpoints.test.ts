@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { startTestApp, expectErrorBody, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, uid, useTenants, type EndpointRecord, useOrg } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 
 interface Page {
@@ -12,21 +12,11 @@ const ids = (items: { id: string }[]): string[] => items.map((i) => i.id).sort()
 const PATCH_TYPE = 'application/json-patch+json';
 
 describe('UTM endpoints (spec 4.2)', () => {
-  let t: TestApp;
-  let orgA: string;
-  let orgB: string;
-  let adminA: Api;
-  let readerA: Api;
-  let adminB: Api;
 
-  before(async () => {
-    t = await startTestApp();
-    ({ orgA, orgB, adminA, readerA, adminB } = await t.world.tenants());
-  });
-  after(() => t.close());
+  const w = useTenants();
 
   const get = async (id: string): Promise<EndpointRecord> => {
-    const res = await t.anon.get<EndpointRecord>(`/utm-endpoint/${id}`);
+    const res = await w.t.anon.get<EndpointRecord>(`/utm-endpoint/${id}`);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body;
   };
@@ -36,7 +26,7 @@ describe('UTM endpoints (spec 4.2)', () => {
   describe('POST /utm-endpoint and GET /utm-endpoint/{id}', () => {
     it('registers a UTM without a token (no sec): generated id, EXTERNAL_UTM by default, every UtmEndpoint field kept', async () => {
       const body = {
-        orgId: orgA,
+        orgId: w.orgA,
         displayName: 'Branch firewall',
         serialId: uid('Q2XX'),
         siteId: uid('site'),
@@ -53,7 +43,7 @@ describe('UTM endpoints (spec 4.2)', () => {
         wanStatus: 'WAN1',
         externalStatus: 'PROVISIONING',
       };
-      const res = await t.anon.post<EndpointRecord>('/utm-endpoint', body);
+      const res = await w.t.anon.post<EndpointRecord>('/utm-endpoint', body);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       const u = res.body;
       expect(u).to.deep.include({ ...body, lastEventUpdateTs: '2024-05-01T10:00:00.000Z', lastSecurityEventUpdateTs: '2024-05-01T11:00:00.000Z' });
@@ -62,99 +52,99 @@ describe('UTM endpoints (spec 4.2)', () => {
     });
 
     it('accepts VC_UTM; refuses other families, bad enums and bad values with 400', async () => {
-      expect((await t.world.utm(orgA, { type: 'VC_UTM' })).type).to.equal('VC_UTM');
+      expect((await w.t.world.utm(w.orgA, { type: 'VC_UTM' })).type).to.equal('VC_UTM');
       for (const body of [
-        { orgId: orgA, type: 'VC_ENDPOINT' },
-        { orgId: orgA, type: 'VC_LTE' },
-        { orgId: orgA, wanStatus: 'WAN3' },
-        { orgId: orgA, connectionStatus: 'UP' },
-        { orgId: orgA, externalStatus: 'GONE' },
-        { orgId: orgA, latitude: 123 },
-        { orgId: orgA, serialId: '' },
+        { orgId: w.orgA, type: 'VC_ENDPOINT' },
+        { orgId: w.orgA, type: 'VC_LTE' },
+        { orgId: w.orgA, wanStatus: 'WAN3' },
+        { orgId: w.orgA, connectionStatus: 'UP' },
+        { orgId: w.orgA, externalStatus: 'GONE' },
+        { orgId: w.orgA, latitude: 123 },
+        { orgId: w.orgA, serialId: '' },
         { displayName: 'no org' },
       ]) {
-        expectErrorBody(await t.anon.post('/utm-endpoint', body), 400);
+        expectErrorBody(await w.t.anon.post('/utm-endpoint', body), 400);
       }
     });
 
     it('verifies a token when one is sent: 401 for a bad one, 403 for readers and other orgs', async () => {
-      expectErrorBody(await t.world.as('bogus').post('/utm-endpoint', { orgId: orgA }), 401);
-      expectErrorBody(await readerA.post('/utm-endpoint', { orgId: orgA }), 403);
-      expectErrorBody(await adminB.post('/utm-endpoint', { orgId: orgA }), 403);
-      expect((await adminA.post('/utm-endpoint', { orgId: orgA, serialId: uid('S') })).status).to.equal(200);
+      expectErrorBody(await w.t.world.as('bogus').post('/utm-endpoint', { orgId: w.orgA }), 401);
+      expectErrorBody(await w.readerA.post('/utm-endpoint', { orgId: w.orgA }), 403);
+      expectErrorBody(await w.adminB.post('/utm-endpoint', { orgId: w.orgA }), 403);
+      expect((await w.adminA.post('/utm-endpoint', { orgId: w.orgA, serialId: uid('S') })).status).to.equal(200);
     });
 
     it('answers 409 for an existing id, serial, MAC (any notation) or common name (any case)', async () => {
-      const u = await t.world.utm(orgA, { lastMacAddress: 'AA:BB:CC:00:11:22', commonName: 'FW-1.Example.COM'.replace('1', uid('')) });
-      expectErrorBody(await t.anon.post('/utm-endpoint', { id: u.id, orgId: orgA }), 409);
-      expectErrorBody(await t.anon.post('/utm-endpoint', { orgId: orgA, serialId: u.serialId }), 409);
-      expectErrorBody(await t.anon.post('/utm-endpoint', { orgId: orgB, lastMacAddress: 'aa-bb-cc-00-11-22' }), 409);
-      expectErrorBody(await t.anon.post('/utm-endpoint', { orgId: orgA, commonName: String(u.commonName).toLowerCase() }), 409);
+      const u = await w.t.world.utm(w.orgA, { lastMacAddress: 'AA:BB:CC:00:11:22', commonName: 'FW-1.Example.COM'.replace('1', uid('')) });
+      expectErrorBody(await w.t.anon.post('/utm-endpoint', { id: u.id, orgId: w.orgA }), 409);
+      expectErrorBody(await w.t.anon.post('/utm-endpoint', { orgId: w.orgA, serialId: u.serialId }), 409);
+      expectErrorBody(await w.t.anon.post('/utm-endpoint', { orgId: w.orgB, lastMacAddress: 'aa-bb-cc-00-11-22' }), 409);
+      expectErrorBody(await w.t.anon.post('/utm-endpoint', { orgId: w.orgA, commonName: String(u.commonName).toLowerCase() }), 409);
       // The refused creates left nothing behind: the original still answers every lookup.
-      expect((await t.anon.get<EndpointRecord>(`/utm-endpoint/serial/${String(u.serialId)}`)).body.id).to.equal(u.id);
-      expect((await t.anon.get<EndpointRecord>('/utm-endpoint/mac/aabbcc001122')).body.id).to.equal(u.id);
+      expect((await w.t.anon.get<EndpointRecord>(`/utm-endpoint/serial/${String(u.serialId)}`)).body.id).to.equal(u.id);
+      expect((await w.t.anon.get<EndpointRecord>('/utm-endpoint/mac/aabbcc001122')).body.id).to.equal(u.id);
     });
 
     it('lets exactly one of concurrent registrations of the same serial win', async () => {
       const serialId = uid('RACE');
-      const results = await Promise.all(Array.from({ length: 6 }, () => t.anon.post<EndpointRecord>('/utm-endpoint', { orgId: orgA, serialId })));
+      const results = await Promise.all(Array.from({ length: 6 }, () => w.t.anon.post<EndpointRecord>('/utm-endpoint', { orgId: w.orgA, serialId })));
       const statuses = results.map((r) => r.status).sort();
       expect(statuses).to.deep.equal([200, 409, 409, 409, 409, 409]);
       const winner = results.find((r) => r.status === 200)?.body as EndpointRecord;
-      expect((await t.anon.get<EndpointRecord>(`/utm-endpoint/serial/${serialId}`)).body.id).to.equal(winner.id);
+      expect((await w.t.anon.get<EndpointRecord>(`/utm-endpoint/serial/${serialId}`)).body.id).to.equal(winner.id);
     });
 
     it('GET answers 404 for an agent, an LTE, a deleted or an unknown id; 403 outside the subtree', async () => {
-      const agent = await t.world.endpoint(orgA);
-      const lte = await t.world.lte(orgA);
-      const gone = await t.world.utm(orgA);
-      await t.admin.delete(`/endpoint/${gone.id}`);
-      for (const id of [agent.id, lte.id, gone.id, uid('missing')]) expectErrorBody(await t.anon.get(`/utm-endpoint/${id}`), 404);
-      const u = await t.world.utm(orgA);
-      expectErrorBody(await adminB.get(`/utm-endpoint/${u.id}`), 403);
-      expect((await readerA.get(`/utm-endpoint/${u.id}`)).status).to.equal(200);
+      const agent = await w.t.world.endpoint(w.orgA);
+      const lte = await w.t.world.lte(w.orgA);
+      const gone = await w.t.world.utm(w.orgA);
+      await w.t.admin.delete(`/endpoint/${gone.id}`);
+      for (const id of [agent.id, lte.id, gone.id, uid('missing')]) expectErrorBody(await w.t.anon.get(`/utm-endpoint/${id}`), 404);
+      const u = await w.t.world.utm(w.orgA);
+      expectErrorBody(await w.adminB.get(`/utm-endpoint/${u.id}`), 403);
+      expect((await w.readerA.get(`/utm-endpoint/${u.id}`)).status).to.equal(200);
     });
   });
 
   describe('PUT /utm-endpoint/{id}', () => {
     it('replaces and increments version; 409 for a stale version', async () => {
-      const u = await t.world.utm(orgA, { model: 'MX64' });
-      const res = await t.anon.put<EndpointRecord>(`/utm-endpoint/${u.id}`, { ...u, model: 'MX67' });
+      const u = await w.t.world.utm(w.orgA, { model: 'MX64' });
+      const res = await w.t.anon.put<EndpointRecord>(`/utm-endpoint/${u.id}`, { ...u, model: 'MX67' });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body).to.include({ model: 'MX67', version: 2, serialId: u.serialId, createdAt: u.createdAt });
-      expectErrorBody(await t.anon.put(`/utm-endpoint/${u.id}`, { ...u, model: 'MX99' }), 409);
+      expectErrorBody(await w.t.anon.put(`/utm-endpoint/${u.id}`, { ...u, model: 'MX99' }), 409);
       expect((await get(u.id)).model).to.equal('MX67');
     });
 
     it('moves unique keys: the new serial answers, the old one is free for another UTM; a taken serial is 409', async () => {
-      const u = await t.world.utm(orgA);
-      const other = await t.world.utm(orgA);
+      const u = await w.t.world.utm(w.orgA);
+      const other = await w.t.world.utm(w.orgA);
       const oldSerial = String(u.serialId);
       const newSerial = uid('NEW');
-      expect((await t.anon.put(`/utm-endpoint/${u.id}`, { orgId: orgA, serialId: newSerial })).status).to.equal(200);
-      expect((await t.anon.get<EndpointRecord>(`/utm-endpoint/serial/${newSerial}`)).body.id).to.equal(u.id);
-      expectErrorBody(await t.anon.get(`/utm-endpoint/serial/${oldSerial}`), 404);
-      expect((await t.world.utm(orgA, { serialId: oldSerial })).serialId).to.equal(oldSerial);
-      expectErrorBody(await t.anon.put(`/utm-endpoint/${u.id}`, { orgId: orgA, serialId: other.serialId }), 409);
+      expect((await w.t.anon.put(`/utm-endpoint/${u.id}`, { orgId: w.orgA, serialId: newSerial })).status).to.equal(200);
+      expect((await w.t.anon.get<EndpointRecord>(`/utm-endpoint/serial/${newSerial}`)).body.id).to.equal(u.id);
+      expectErrorBody(await w.t.anon.get(`/utm-endpoint/serial/${oldSerial}`), 404);
+      expect((await w.t.world.utm(w.orgA, { serialId: oldSerial })).serialId).to.equal(oldSerial);
+      expectErrorBody(await w.t.anon.put(`/utm-endpoint/${u.id}`, { orgId: w.orgA, serialId: other.serialId }), 409);
       expect((await get(u.id)).serialId).to.equal(newSerial);
     });
 
     it('answers 400 for bad bodies, 404 for other families, 403 for readers and other orgs', async () => {
-      const u = await t.world.utm(orgA);
-      expectErrorBody(await t.anon.put(`/utm-endpoint/${u.id}`, { orgId: orgA, wanStatus: 'LTE' }), 400);
-      expectErrorBody(await t.anon.put(`/utm-endpoint/${u.id}`, { orgId: orgA, type: 'VC_LTE' }), 400);
-      const agent = await t.world.endpoint(orgA);
-      expectErrorBody(await t.anon.put(`/utm-endpoint/${agent.id}`, { orgId: orgA }), 404);
-      expectErrorBody(await readerA.put(`/utm-endpoint/${u.id}`, { orgId: orgA }), 403);
-      expectErrorBody(await adminB.put(`/utm-endpoint/${u.id}`, { orgId: orgA }), 403);
-      expectErrorBody(await t.world.as('bogus').put(`/utm-endpoint/${u.id}`, { orgId: orgA }), 401);
+      const u = await w.t.world.utm(w.orgA);
+      expectErrorBody(await w.t.anon.put(`/utm-endpoint/${u.id}`, { orgId: w.orgA, wanStatus: 'LTE' }), 400);
+      expectErrorBody(await w.t.anon.put(`/utm-endpoint/${u.id}`, { orgId: w.orgA, type: 'VC_LTE' }), 400);
+      const agent = await w.t.world.endpoint(w.orgA);
+      expectErrorBody(await w.t.anon.put(`/utm-endpoint/${agent.id}`, { orgId: w.orgA }), 404);
+      expectErrorBody(await w.readerA.put(`/utm-endpoint/${u.id}`, { orgId: w.orgA }), 403);
+      expectErrorBody(await w.adminB.put(`/utm-endpoint/${u.id}`, { orgId: w.orgA }), 403);
+      expectErrorBody(await w.t.world.as('bogus').put(`/utm-endpoint/${u.id}`, { orgId: w.orgA }), 401);
     });
   });
 
   describe('PATCH /utm-endpoint/{id} (JSON Patch)', () => {
     it('applies add, replace, remove, copy, move and test operations', async () => {
-      const u = await t.world.utm(orgA, { model: 'MX64', manufacturer: 'Acme', displayName: 'fw' });
-      const res = await jsonPatch(adminA, u.id, [
+      const u = await w.t.world.utm(w.orgA, { model: 'MX64', manufacturer: 'Acme', displayName: 'fw' });
+      const res = await jsonPatch(w.adminA, u.id, [
         { op: 'test', path: '/version', value: 1 },
         { op: 'replace', path: '/model', value: 'MX75' },
         { op: 'add', path: '/site', value: { id: 'site-9', orgName: 'Branch' } },
@@ -172,21 +162,21 @@ describe('UTM endpoints (spec 4.2)', () => {
     });
 
     it("accepts the spec's JsonNode body: one {op, path, value} object is a patch of one operation", async () => {
-      const u = await t.world.utm(orgA, { model: 'MX64' });
-      const res = await adminA.request<EndpointRecord>('PATCH', `/utm-endpoint/${u.id}`, {
+      const u = await w.t.world.utm(w.orgA, { model: 'MX64' });
+      const res = await w.adminA.request<EndpointRecord>('PATCH', `/utm-endpoint/${u.id}`, {
         body: { op: 'replace', path: '/model', value: 'MX85' },
         contentType: PATCH_TYPE,
       });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body).to.include({ model: 'MX85', version: 2 });
       expectErrorBody(
-        await adminA.request('PATCH', `/utm-endpoint/${u.id}`, { body: { op: 'explode', path: '/model' }, contentType: PATCH_TYPE }),
+        await w.adminA.request('PATCH', `/utm-endpoint/${u.id}`, { body: { op: 'explode', path: '/model' }, contentType: PATCH_TYPE }),
         400,
       );
     });
 
     it('answers 405 for operations on server-owned fields and leaves the record alone', async () => {
-      const u = await t.world.utm(orgA);
+      const u = await w.t.world.utm(w.orgA);
       for (const op of [
         { op: 'replace', path: '/id', value: 'x' },
         { op: 'replace', path: '/version', value: 9 },
@@ -199,14 +189,14 @@ describe('UTM endpoints (spec 4.2)', () => {
         { op: 'move', from: '/id', path: '/displayName' },
         { op: 'replace', path: '', value: {} },
       ]) {
-        const res = await jsonPatch(adminA, u.id, [op]);
+        const res = await jsonPatch(w.adminA, u.id, [op]);
         expectErrorBody(res, 405);
       }
       expect((await get(u.id)).version).to.equal(1);
     });
 
     it('answers 400 for malformed patches, failed tests and results that are not a valid UtmEndpoint', async () => {
-      const u = await t.world.utm(orgA);
+      const u = await w.t.world.utm(w.orgA);
       for (const ops of [
         { op: 'replace', path: '/model', value: 'x' },
         [{ op: 'frobnicate', path: '/model' }],
@@ -220,36 +210,36 @@ describe('UTM endpoints (spec 4.2)', () => {
         [{ op: 'add', path: 'model', value: 'no leading slash' }],
         [{ op: 'add', path: '/__proto__/polluted', value: 1 }],
       ]) {
-        expectErrorBody(await jsonPatch(adminA, u.id, ops), 400);
+        expectErrorBody(await jsonPatch(w.adminA, u.id, ops), 400);
       }
-      const raw = await adminA.request('PATCH', `/utm-endpoint/${u.id}`, { raw: '[{"op":', contentType: PATCH_TYPE });
+      const raw = await w.adminA.request('PATCH', `/utm-endpoint/${u.id}`, { raw: '[{"op":', contentType: PATCH_TYPE });
       expectErrorBody(raw, 400);
       expect((await get(u.id)).version).to.equal(1);
     });
 
     it('answers 404 for other families and unknown ids, 401 without token (sec), 403 for readers and other orgs', async () => {
-      const u = await t.world.utm(orgA);
+      const u = await w.t.world.utm(w.orgA);
       const op = [{ op: 'replace', path: '/model', value: 'x' }];
-      expectErrorBody(await jsonPatch(adminA, (await t.world.endpoint(orgA)).id, op), 404);
-      expectErrorBody(await jsonPatch(adminA, uid('missing'), op), 404);
-      expectErrorBody(await jsonPatch(t.anon, u.id, op), 401);
-      expectErrorBody(await jsonPatch(readerA, u.id, op), 403);
-      expectErrorBody(await jsonPatch(adminB, u.id, op), 403);
+      expectErrorBody(await jsonPatch(w.adminA, (await w.t.world.endpoint(w.orgA)).id, op), 404);
+      expectErrorBody(await jsonPatch(w.adminA, uid('missing'), op), 404);
+      expectErrorBody(await jsonPatch(w.t.anon, u.id, op), 401);
+      expectErrorBody(await jsonPatch(w.readerA, u.id, op), 403);
+      expectErrorBody(await jsonPatch(w.adminB, u.id, op), 403);
     });
 
     it('keeps unique keys: patching to a taken MAC is 409', async () => {
-      const a = await t.world.utm(orgA, { lastMacAddress: '02:00:00:00:00:0a' });
-      const b = await t.world.utm(orgA);
-      expectErrorBody(await jsonPatch(adminA, b.id, [{ op: 'add', path: '/lastMacAddress', value: '02-00-00-00-00-0A' }]), 409);
-      expect((await t.anon.get<EndpointRecord>('/utm-endpoint/mac/02:00:00:00:00:0a')).body.id).to.equal(a.id);
+      const a = await w.t.world.utm(w.orgA, { lastMacAddress: '02:00:00:00:00:0a' });
+      const b = await w.t.world.utm(w.orgA);
+      expectErrorBody(await jsonPatch(w.adminA, b.id, [{ op: 'add', path: '/lastMacAddress', value: '02-00-00-00-00-0A' }]), 409);
+      expect((await w.t.anon.get<EndpointRecord>('/utm-endpoint/mac/02:00:00:00:00:0a')).body.id).to.equal(a.id);
     });
   });
 
   describe('PATCH /utm-endpoint/{id}/connectionStatus/{connectionStatus}', () => {
     it('sets every ConnectionStatus value; 200 with no body', async () => {
-      const u = await t.world.utm(orgA);
+      const u = await w.t.world.utm(w.orgA);
       for (const status of ['CONNECTED', 'POTENTIALLY_DISCONNECTED', 'DISCONNECTED', 'NEVER', 'UNINSTALLED']) {
-        const res = await t.anon.patch(`/utm-endpoint/${u.id}/connectionStatus/${status}`);
+        const res = await w.t.anon.patch(`/utm-endpoint/${u.id}/connectionStatus/${status}`);
         expect(res.status).to.equal(200);
         expect(res.text).to.equal('');
         expect((await get(u.id)).connectionStatus).to.equal(status);
@@ -258,24 +248,24 @@ describe('UTM endpoints (spec 4.2)', () => {
     });
 
     it('answers 400 for a bad value, 404 for other families, 403 for readers and other orgs', async () => {
-      const u = await t.world.utm(orgA);
-      expectErrorBody(await t.anon.patch(`/utm-endpoint/${u.id}/connectionStatus/ONLINE`), 400);
-      expectErrorBody(await t.anon.patch(`/utm-endpoint/${u.id}/connectionStatus/connected`), 400);
-      const agent = await t.world.endpoint(orgA);
-      expectErrorBody(await t.anon.patch(`/utm-endpoint/${agent.id}/connectionStatus/CONNECTED`), 404);
-      expect((await t.admin.get<EndpointRecord>(`/endpoint/${agent.id}`)).body.connectionStatus).to.equal('NEVER');
-      expectErrorBody(await t.anon.patch(`/utm-endpoint/${uid('missing')}/connectionStatus/CONNECTED`), 404);
-      expectErrorBody(await readerA.patch(`/utm-endpoint/${u.id}/connectionStatus/CONNECTED`), 403);
-      expectErrorBody(await adminB.patch(`/utm-endpoint/${u.id}/connectionStatus/CONNECTED`), 403);
-      expect((await adminA.patch(`/utm-endpoint/${u.id}/connectionStatus/CONNECTED`)).status).to.equal(200);
+      const u = await w.t.world.utm(w.orgA);
+      expectErrorBody(await w.t.anon.patch(`/utm-endpoint/${u.id}/connectionStatus/ONLINE`), 400);
+      expectErrorBody(await w.t.anon.patch(`/utm-endpoint/${u.id}/connectionStatus/connected`), 400);
+      const agent = await w.t.world.endpoint(w.orgA);
+      expectErrorBody(await w.t.anon.patch(`/utm-endpoint/${agent.id}/connectionStatus/CONNECTED`), 404);
+      expect((await w.t.admin.get<EndpointRecord>(`/endpoint/${agent.id}`)).body.connectionStatus).to.equal('NEVER');
+      expectErrorBody(await w.t.anon.patch(`/utm-endpoint/${uid('missing')}/connectionStatus/CONNECTED`), 404);
+      expectErrorBody(await w.readerA.patch(`/utm-endpoint/${u.id}/connectionStatus/CONNECTED`), 403);
+      expectErrorBody(await w.adminB.patch(`/utm-endpoint/${u.id}/connectionStatus/CONNECTED`), 403);
+      expect((await w.adminA.patch(`/utm-endpoint/${u.id}/connectionStatus/CONNECTED`)).status).to.equal(200);
     });
   });
 
   describe('POST /utm-endpoint/serial/{serial}/interface/{name}', () => {
     it('moves wanStatus to the WAN that carries traffic: WAN1 down → WAN2, WAN1 up again → WAN1', async () => {
-      const u = await t.world.utm(orgA, { wanStatus: 'WAN1' });
+      const u = await w.t.world.utm(w.orgA, { wanStatus: 'WAN1' });
       const report = (name: string, status: string): ReturnType<Api['post']> =>
-        t.anon.post<EndpointRecord>(`/utm-endpoint/serial/${String(u.serialId)}/interface/${name}`, { status });
+        w.t.anon.post<EndpointRecord>(`/utm-endpoint/serial/${String(u.serialId)}/interface/${name}`, { status });
       let res = await report('WAN2', 'ACTIVE');
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect((res.body as EndpointRecord).wanStatus).to.equal('WAN1');
@@ -289,21 +279,21 @@ describe('UTM endpoints (spec 4.2)', () => {
     });
 
     it('answers 400 for a bad name, status or body; 404 for an unknown serial; 403 for readers', async () => {
-      const u = await t.world.utm(orgA);
+      const u = await w.t.world.utm(w.orgA);
       const base = `/utm-endpoint/serial/${String(u.serialId)}/interface`;
-      expectErrorBody(await t.anon.post(`${base}/WAN3`, { status: 'ACTIVE' }), 400);
-      expectErrorBody(await t.anon.post(`${base}/WAN1`, { status: 'UP' }), 400);
-      expectErrorBody(await t.anon.post(`${base}/WAN1`, {}), 400);
-      expectErrorBody(await t.anon.post(`${base}/WAN1`), 400);
-      expectErrorBody(await t.anon.post(`/utm-endpoint/serial/${uid('nope')}/interface/WAN1`, { status: 'ACTIVE' }), 404);
-      expectErrorBody(await readerA.post(`${base}/WAN1`, { status: 'ACTIVE' }), 403);
+      expectErrorBody(await w.t.anon.post(`${base}/WAN3`, { status: 'ACTIVE' }), 400);
+      expectErrorBody(await w.t.anon.post(`${base}/WAN1`, { status: 'UP' }), 400);
+      expectErrorBody(await w.t.anon.post(`${base}/WAN1`, {}), 400);
+      expectErrorBody(await w.t.anon.post(`${base}/WAN1`), 400);
+      expectErrorBody(await w.t.anon.post(`/utm-endpoint/serial/${uid('nope')}/interface/WAN1`, { status: 'ACTIVE' }), 404);
+      expectErrorBody(await w.readerA.post(`${base}/WAN1`, { status: 'ACTIVE' }), 403);
     });
   });
 
   describe('single-record lookups', () => {
     let u: EndpointRecord;
     before(async () => {
-      u = await t.world.utm(orgA, {
+      u = await w.t.world.utm(w.orgA, {
         siteId: uid('site'),
         lastMacAddress: '0A:1B:2C:3D:4E:5F',
         commonName: `${uid('fw')}.Example.com`,
@@ -319,7 +309,7 @@ describe('UTM endpoints (spec 4.2)', () => {
         '/utm-endpoint/mac/0A-1B-2C-3D-4E-5F',
         `/utm-endpoint/common-name/${String(u.commonName).toUpperCase()}`,
       ]) {
-        const res = await t.anon.get<EndpointRecord>(path);
+        const res = await w.t.anon.get<EndpointRecord>(path);
         expect(res.status, path).to.equal(200);
         expect(res.body).to.deep.equal(u);
       }
@@ -332,55 +322,50 @@ describe('UTM endpoints (spec 4.2)', () => {
         '/utm-endpoint/mac/ff:ff:ff:ff:ff:fe',
         `/utm-endpoint/common-name/${uid('none')}`,
       ]) {
-        expectErrorBody(await t.anon.get(path), 404);
+        expectErrorBody(await w.t.anon.get(path), 404);
       }
-      expectErrorBody(await adminB.get(`/utm-endpoint/serial/${String(u.serialId)}`), 403);
-      expectErrorBody(await adminB.get('/utm-endpoint/mac/0a1b2c3d4e5f'), 403);
-      expect((await readerA.get(`/utm-endpoint/serial/${String(u.serialId)}`)).status).to.equal(200);
+      expectErrorBody(await w.adminB.get(`/utm-endpoint/serial/${String(u.serialId)}`), 403);
+      expectErrorBody(await w.adminB.get('/utm-endpoint/mac/0a1b2c3d4e5f'), 403);
+      expect((await w.readerA.get(`/utm-endpoint/serial/${String(u.serialId)}`)).status).to.equal(200);
     });
 
     it('by site and by firewall network id return every UTM there (within the caller’s reach)', async () => {
-      const same = await t.world.utm(orgA, { siteId: u.siteId, merakiNetworkId: u.merakiNetworkId });
-      const foreign = await t.world.utm(orgB, { siteId: u.siteId, merakiNetworkId: u.merakiNetworkId });
-      await t.world.lte(orgA, { site: { id: String(u.siteId) } });
-      const bySite = await t.anon.get<EndpointRecord[]>(`/utm-endpoint/site/${String(u.siteId)}`);
+      const same = await w.t.world.utm(w.orgA, { siteId: u.siteId, merakiNetworkId: u.merakiNetworkId });
+      const foreign = await w.t.world.utm(w.orgB, { siteId: u.siteId, merakiNetworkId: u.merakiNetworkId });
+      await w.t.world.lte(w.orgA, { site: { id: String(u.siteId) } });
+      const bySite = await w.t.anon.get<EndpointRecord[]>(`/utm-endpoint/site/${String(u.siteId)}`);
       expect(ids(bySite.body)).to.deep.equal(ids([u, same, foreign]));
-      const byNet = await t.anon.get<EndpointRecord[]>(`/utm-endpoint/vendor-network/${String(u.merakiNetworkId)}`);
+      const byNet = await w.t.anon.get<EndpointRecord[]>(`/utm-endpoint/vendor-network/${String(u.merakiNetworkId)}`);
       expect(ids(byNet.body)).to.deep.equal(ids([u, same, foreign]));
-      expect(ids((await adminA.get<EndpointRecord[]>(`/utm-endpoint/site/${String(u.siteId)}`)).body)).to.deep.equal(ids([u, same]));
-      expect(ids((await adminB.get<EndpointRecord[]>(`/utm-endpoint/vendor-network/${String(u.merakiNetworkId)}`)).body)).to.deep.equal([foreign.id]);
-      expect((await t.anon.get<EndpointRecord[]>(`/utm-endpoint/site/${uid('empty')}`)).body).to.deep.equal([]);
+      expect(ids((await w.adminA.get<EndpointRecord[]>(`/utm-endpoint/site/${String(u.siteId)}`)).body)).to.deep.equal(ids([u, same]));
+      expect(ids((await w.adminB.get<EndpointRecord[]>(`/utm-endpoint/vendor-network/${String(u.merakiNetworkId)}`)).body)).to.deep.equal([foreign.id]);
+      expect((await w.t.anon.get<EndpointRecord[]>(`/utm-endpoint/site/${uid('empty')}`)).body).to.deep.equal([]);
     });
   });
 
   describe('searchPage, count and model aggregation', () => {
-    let org: string;
-    let child: string;
-    let admin: Api;
+    const o = useOrg();
     const made: Record<string, EndpointRecord> = {};
 
     before(async () => {
-      org = await t.world.org();
-      child = await t.world.org(org);
-      admin = t.world.as(await t.world.token('admin', org));
-      made.a = await t.world.utm(org, { model: 'MX64', connectionStatus: 'CONNECTED', externalStatus: 'ACTIVE', wanStatus: 'WAN1', siteId: 'site-a', site: { id: 'key-a', orgName: 'Alpha' } });
-      made.b = await t.world.utm(org, { model: 'MX64', connectionStatus: 'DISCONNECTED', externalStatus: 'INACTIVE', wanStatus: 'WAN2', siteId: 'site-b', site: { id: 'key-b', orgName: 'Beta' } });
-      made.c = await t.world.utm(org, { model: 'MX84', connectionStatus: 'CONNECTED', externalStatus: 'PROVISIONING', wanStatus: 'WAN2', siteId: 'site-a', site: { id: 'key-c', orgName: 'Alpha' } });
-      made.d = await t.world.utm(child, { model: 'Z3', type: 'VC_UTM', connectionStatus: 'NEVER', siteId: 'site-d' });
-      const gone = await t.world.utm(org, { model: 'GONE' });
-      await t.admin.delete(`/endpoint/${gone.id}`);
-      await t.world.endpoint(org);
-      await t.world.lte(org, { model: 'LTE-1' });
-      await t.world.utm(orgB, { model: 'MX64' });
+      made.a = await w.t.world.utm(o.org, { model: 'MX64', connectionStatus: 'CONNECTED', externalStatus: 'ACTIVE', wanStatus: 'WAN1', siteId: 'site-a', site: { id: 'key-a', orgName: 'Alpha' } });
+      made.b = await w.t.world.utm(o.org, { model: 'MX64', connectionStatus: 'DISCONNECTED', externalStatus: 'INACTIVE', wanStatus: 'WAN2', siteId: 'site-b', site: { id: 'key-b', orgName: 'Beta' } });
+      made.c = await w.t.world.utm(o.org, { model: 'MX84', connectionStatus: 'CONNECTED', externalStatus: 'PROVISIONING', wanStatus: 'WAN2', siteId: 'site-a', site: { id: 'key-c', orgName: 'Alpha' } });
+      made.d = await w.t.world.utm(o.child, { model: 'Z3', type: 'VC_UTM', connectionStatus: 'NEVER', siteId: 'site-d' });
+      const gone = await w.t.world.utm(o.org, { model: 'GONE' });
+      await w.t.admin.delete(`/endpoint/${gone.id}`);
+      await w.t.world.endpoint(o.org);
+      await w.t.world.lte(o.org, { model: 'LTE-1' });
+      await w.t.world.utm(w.orgB, { model: 'MX64' });
     });
 
     const search = async (criteria: Record<string, unknown>, pageRequest?: Record<string, unknown>): Promise<Page> => {
-      const res = await admin.post<Page>('/utm-endpoint/searchPage', { criteria, ...(pageRequest ? { pageRequest } : {}) });
+      const res = await o.admin.post<Page>('/utm-endpoint/searchPage', { criteria, ...(pageRequest ? { pageRequest } : {}) });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body;
     };
     const count = async (criteria: Record<string, unknown>): Promise<number> => {
-      const res = await admin.post<{ count: number }>('/utm-endpoint/count', criteria);
+      const res = await o.admin.post<{ count: number }>('/utm-endpoint/count', criteria);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       return res.body.count;
     };
@@ -400,10 +385,10 @@ describe('UTM endpoints (spec 4.2)', () => {
         [{ siteId: 'site-a' }, [made.a, made.c]],
         [{ siteOrgName: 'Alpha' }, [made.a, made.c]],
         [{ siteKey: 'key-b' }, [made.b]],
-        [{ orgId: org }, [made.a, made.b, made.c]],
-        [{ orgId: org, includeChildren: true }, [made.a, made.b, made.c, made.d]],
-        [{ orgId: child }, [made.d]],
-        [{ orgId: org, connectionStatuses: ['CONNECTED'], siteOrgName: 'Alpha', wanStatuses: ['WAN1'] }, [made.a]],
+        [{ orgId: o.org }, [made.a, made.b, made.c]],
+        [{ orgId: o.org, includeChildren: true }, [made.a, made.b, made.c, made.d]],
+        [{ orgId: o.child }, [made.d]],
+        [{ orgId: o.org, connectionStatuses: ['CONNECTED'], siteOrgName: 'Alpha', wanStatuses: ['WAN1'] }, [made.a]],
         [{ connectionStatuses: [] }, Object.values(made)],
       ];
       for (const [criteria, expected] of cases) {
@@ -421,14 +406,14 @@ describe('UTM endpoints (spec 4.2)', () => {
     });
 
     it('model aggregation: one bucket per model, count descending then key; same criteria and subtree', async () => {
-      const res = await admin.post('/utm-endpoint/model/aggregation', {});
+      const res = await o.admin.post('/utm-endpoint/model/aggregation', {});
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal([
         { key: 'MX64', count: 2 },
         { key: 'MX84', count: 1 },
         { key: 'Z3', count: 1 },
       ]);
-      const filtered = await admin.post('/utm-endpoint/model/aggregation', { connectionStatuses: ['CONNECTED'] });
+      const filtered = await o.admin.post('/utm-endpoint/model/aggregation', { connectionStatuses: ['CONNECTED'] });
       expect(filtered.body).to.deep.equal([
         { key: 'MX64', count: 1 },
         { key: 'MX84', count: 1 },
@@ -436,12 +421,12 @@ describe('UTM endpoints (spec 4.2)', () => {
     });
 
     it('model aggregation returns every model, not a top 10', async () => {
-      const many = await t.world.org();
+      const many = await w.t.world.org();
       const models = Array.from({ length: 13 }, (_, i) => `M${String(i).padStart(2, '0')}`);
       for (const [i, model] of models.entries()) {
-        for (let n = 0; n <= i % 3; n++) await t.world.utm(many, { model });
+        for (let n = 0; n <= i % 3; n++) await w.t.world.utm(many, { model });
       }
-      const res = await t.admin.post<{ key: string; count: number }[]>('/utm-endpoint/model/aggregation', { orgId: many });
+      const res = await w.t.admin.post<{ key: string; count: number }[]>('/utm-endpoint/model/aggregation', { orgId: many });
       expect(res.body).to.have.length(13);
       const expected = models
         .map((key, i) => ({ key, count: (i % 3) + 1 }))
@@ -451,16 +436,16 @@ describe('UTM endpoints (spec 4.2)', () => {
 
     it('answer 400 for bad enums, 401 without token, 403 for an org outside the subtree and for agents', async () => {
       for (const path of ['/utm-endpoint/count', '/utm-endpoint/model/aggregation']) {
-        expectErrorBody(await admin.post(path, { connectionStatuses: ['ONLINE'] }), 400);
-        expectErrorBody(await admin.post(path, { wanStatuses: 'WAN1' }), 400);
-        expectErrorBody(await admin.post(path, { externalStatuses: ['NOPE'] }), 400);
-        expectErrorBody(await t.anon.post(path, {}), 401);
-        expectErrorBody(await admin.post(path, { orgId: orgB }), 403);
+        expectErrorBody(await o.admin.post(path, { connectionStatuses: ['ONLINE'] }), 400);
+        expectErrorBody(await o.admin.post(path, { wanStatuses: 'WAN1' }), 400);
+        expectErrorBody(await o.admin.post(path, { externalStatuses: ['NOPE'] }), 400);
+        expectErrorBody(await w.t.anon.post(path, {}), 401);
+        expectErrorBody(await o.admin.post(path, { orgId: w.orgB }), 403);
       }
-      expectErrorBody(await admin.post('/utm-endpoint/searchPage', { criteria: { connectionStatuses: ['ONLINE'] } }), 400);
-      expectErrorBody(await admin.post('/utm-endpoint/searchPage', { criteria: { orgId: orgB, includeChildren: true } }), 403);
-      expectErrorBody(await t.anon.post('/utm-endpoint/searchPage', {}), 401);
-      const agent = t.world.as(await t.world.token('agent', org, made.a.id));
+      expectErrorBody(await o.admin.post('/utm-endpoint/searchPage', { criteria: { connectionStatuses: ['ONLINE'] } }), 400);
+      expectErrorBody(await o.admin.post('/utm-endpoint/searchPage', { criteria: { orgId: w.orgB, includeChildren: true } }), 403);
+      expectErrorBody(await w.t.anon.post('/utm-endpoint/searchPage', {}), 401);
+      const agent = w.t.world.as(await w.t.world.token('agent', o.org, made.a.id));
       expectErrorBody(await agent.post('/utm-endpoint/searchPage', {}), 403);
       expect(await count({})).to.equal(4);
     });

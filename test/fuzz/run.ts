@@ -8,9 +8,8 @@
  *   FUZZ_RUNS, FUZZ_SEED and FUZZ_ONLY do the same; ELASTICSEARCH_URL picks the node.
  */
 import { parseArgs } from 'node:util';
-import { Client } from '@elastic/elasticsearch';
 import { ADMIN_TOKEN, RUN_PREFIX, startTestApp } from '../helpers/app.js';
-import { stopTestElasticsearch, testElasticsearch } from '../helpers/elasticsearch.js';
+import { dropIndicesUnder, stopTestElasticsearch } from '../helpers/elasticsearch.js';
 import { buildOrgFixture } from '../helpers/org-fixture.js';
 import { fuzz, type OperationStats } from './fuzz.js';
 
@@ -30,15 +29,7 @@ if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
 
 const prefix = `${RUN_PREFIX}-fuzz`;
 
-async function dropIndices(): Promise<void> {
-  const es = await testElasticsearch();
-  const client = new Client({ node: es.url });
-  const indices = await client.indices.get({ index: `${prefix}-*`, allow_no_indices: true, ignore_unavailable: true }).catch(() => ({}));
-  for (const name of Object.keys(indices)) await client.indices.delete({ index: name }).catch(() => undefined);
-  const templates = await client.indices.getIndexTemplate({ name: `${prefix}-*` }).catch(() => ({ index_templates: [] }));
-  for (const t of templates.index_templates) await client.indices.deleteIndexTemplate({ name: t.name }).catch(() => undefined);
-  await client.close();
-}
+const dropIndices = (): Promise<void> => dropIndicesUnder(prefix);
 
 function statusLine(s: OperationStats): string {
   const statuses = Object.entries(s.byStatus)

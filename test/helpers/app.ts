@@ -82,6 +82,69 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
   };
 }
 
+let shared: Promise<TestApp> | undefined;
+
+/**
+ * The run's one app, for the files that need no configuration of their own: started by the
+ * first file that asks (its index set-up runs once per run), closed after the whole run by
+ * the root hook (test/setup.ts). Files that use it never close it.
+ */
+export function sharedApp(): Promise<TestApp> {
+  shared ??= startTestApp();
+  return shared;
+}
+
+/** Closes the shared app if a file started it (the root afterAll hook). */
+export async function closeSharedApp(): Promise<void> {
+  const app = shared;
+  shared = undefined;
+  if (app) await (await app).close();
+}
+
+/** The app a describe block runs against, with two fresh tenants (TestWorld.tenants). */
+export interface TenantFixture extends Tenants {
+  t: TestApp;
+}
+
+/**
+ * Mocha fixture for the calling describe block: a `before` hook fills the returned object
+ * with the app and two fresh tenants, so tests read `w.t`, `w.orgA`, `w.adminA`… Without
+ * `env` the app is the run's shared one; with it, an app of that configuration of its own,
+ * closed after the block.
+ */
+export function useTenants(env?: Record<string, string>): TenantFixture {
+  const fixture = {} as TenantFixture;
+  before(async () => {
+    const t = env ? await startTestApp(env) : await sharedApp();
+    Object.assign(fixture, { t }, await t.world.tenants());
+  });
+  if (env) after(() => fixture.t?.close());
+  return fixture;
+}
+
+/** The shared app with one fresh organization, a child of it, and an admin client of the organization. */
+export interface OrgFixture {
+  t: TestApp;
+  org: string;
+  child: string;
+  admin: Api;
+}
+
+/** Mocha fixture for the calling describe block: an OrgFixture filled in a `before` hook. */
+export function useOrg(): OrgFixture {
+  const fixture = {} as OrgFixture;
+  before(async () => {
+    const t = await sharedApp();
+    // One after the other, as the files did before: an organization created while another call
+    // reloads the organization tree can be missing from this instance's cache until its next poll.
+    const org = await t.world.org();
+    const child = await t.world.org(org);
+    const admin = t.world.as(await t.world.token('admin', org));
+    Object.assign(fixture, { t, org, child, admin });
+  });
+  return fixture;
+}
+
 /** Unique ids per call so test files sharing a run never collide. */
 export function uid(prefix = 'x'): string {
   return `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
@@ -125,6 +188,13 @@ export class TestWorld {
   /** A client for the app with the given token. */
   as(token: string | undefined): Api {
     return this.admin.as(token);
+  }
+
+  /** GET /endpoint/{id} with the system token: the record (asserting 200). */
+  async endpointRecord(id: string): Promise<EndpointRecord> {
+    const res = await this.admin.get<EndpointRecord>(`/endpoint/${id}`);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body;
   }
 
   /** Creates an agent endpoint (POST /endpoint, system token) in the org; returns the record. */

@@ -4,6 +4,7 @@
  * skips: when no node can be had, the run fails and says why.
  */
 import fs from 'node:fs';
+import { Client } from '@elastic/elasticsearch';
 import { pinnedVersion, startLocalNode } from '../../src/dev/local-elasticsearch.js';
 
 interface Running {
@@ -53,4 +54,15 @@ export async function stopTestElasticsearch(): Promise<void> {
   const r = await running.catch(() => undefined);
   running = undefined;
   await r?.stop();
+}
+
+/** Deletes the indices and index templates under `prefix` (what a run or a fuzz campaign created). */
+export async function dropIndicesUnder(prefix: string): Promise<void> {
+  const es = await testElasticsearch();
+  const client = new Client({ node: es.url });
+  const indices = await client.indices.get({ index: `${prefix}-*`, allow_no_indices: true, ignore_unavailable: true }).catch(() => ({}));
+  for (const name of Object.keys(indices)) await client.indices.delete({ index: name }).catch(() => undefined);
+  const templates = await client.indices.getIndexTemplate({ name: `${prefix}-*` }).catch(() => ({ index_templates: [] }));
+  for (const t of templates.index_templates) await client.indices.deleteIndexTemplate({ name: t.name }).catch(() => undefined);
+  await client.close();
 }

@@ -19,3 +19,10 @@ export async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** Resolves once the clock has passed every timestamp given (so the next write stamps a later time). */
+export async function clockPast(isoTimes: (string | undefined)[]): Promise<void> {
+  const latest = Math.max(0, ...isoTimes.map((t) => (t ? Date.parse(t) : 0)));
+  const waited = await waitFor(async () => Date.now(), (now) => now > latest, 5_000, 1);
+  if (!waited.met) throw new Error(`the clock did not pass ${new Date(latest).toISOString()}`);
+}

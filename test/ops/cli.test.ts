@@ -4,6 +4,7 @@ import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { TEST_DATABASE_URL, dropSchema, holdAdvisoryLock, sql, testSchema } from '../helpers/postgres.js';
 import { deviceDoc, indexOps } from '../helpers/device-fixtures.js';
+import { bulkEndpoints, endpointStore } from '../helpers/endpoint-store.js';
 
 interface CliRun {
   code: number | null;
@@ -95,10 +96,9 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
   });
 
   it('migrate: killed between batches, run again, every record is in SQL exactly once; a held lock exits 3', async () => {
-    const store = t.server.handle.services.endpoints.store;
     const orgId = await t.world.org();
     const docs = Array.from({ length: 1000 }, (_, i) => deviceDoc(i % 2 ? 'VC_UTM' : 'EXTERNAL_UTM', i, orgId, 'cli'));
-    expect((await store.bulk(indexOps(docs))).errors).to.equal(false);
+    expect((await bulkEndpoints(t.server.store, indexOps(docs))).errors).to.equal(false);
 
     // Progress goes to stderr after each committed batch: kill at the first one.
     const killed = await cli('ops', ['migrate', 'utm', '--batch-size', '50', '--json'], (err) => err.includes('migrate utm ['));
@@ -114,7 +114,7 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
     expect(counts.ignoredCount).to.be.at.least(50);
     const [rows] = await sql<{ n: string; ids: string }>(schema, 'SELECT count(*) AS n, count(DISTINCT id) AS ids FROM utm_devices');
     expect(rows).to.deep.equal({ n: '1000', ids: '1000' });
-    expect(await store.count({ term: { externalStatus: 'MIGRATED_TO_SQL' } })).to.equal(1000);
+    expect(await endpointStore(t.server.store).count({ term: { externalStatus: 'MIGRATED_TO_SQL' } })).to.equal(1000);
 
     const lock = await holdAdvisoryLock(`ecs:device-migration:${schema}:utm`);
     try {

@@ -6,8 +6,9 @@ import type { EndpointStore } from '../../src/resources/endpoints/store.js';
 import { ConflictError, ServiceUnavailableError } from '../../src/errors.js';
 import { reindex, type ReindexResult } from '../../src/store/reindex.js';
 import { loadTemplates } from '../../src/store/indices.js';
+import { bulkEndpoints, endpointStore } from '../helpers/endpoint-store.js';
+import { waitFor } from '../helpers/wait.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('reindex with alias swap (ops)', function () {
   this.timeout(180_000);
@@ -22,16 +23,20 @@ describe('reindex with alias swap (ops)', function () {
 
     before(async () => {
       t = await startTestApp({ ECS_INDEX_PREFIX: prefix });
-      store = t.server.handle.services.endpoints.store;
+      store = endpointStore(t.server.store);
       orgId = await t.world.org();
       for (let i = 0; i < 3000; i++) seeded.push(deviceDoc(i % 3 === 0 ? 'VC_ENDPOINT' : i % 3 === 1 ? 'EXTERNAL_UTM' : 'VC_LTE', i, orgId, 'rx'));
-      const res = await store.bulk(indexOps(seeded));
+      const res = await bulkEndpoints(t.server.store, indexOps(seeded));
       expect(res.errors).to.equal(false);
     });
     after(() => t.close());
 
     it('copies every document, catches up creates, updates and deletes made during the copy, swaps the alias; no write is lost', async () => {
       const es = t.server.store.client;
+      const writeBlocked = async (): Promise<boolean> => {
+        const settings = await es.indices.getSettings({ index: alias, name: 'index.blocks.write' });
+        return Object.values(settings).some((x) => String(x.settings?.index?.blocks?.write) === 'true');
+      };
       const untouched = seeded[42];
       await store.patch(untouched.id, { displayName: 'version 2' });
       const untouchedBefore = await store.get(untouched.id);
@@ -54,7 +59,8 @@ describe('reindex with alias swap (ops)', function () {
             n++;
           } catch (err) {
             if (!(err instanceof ServiceUnavailableError)) throw err;
-            await sleep(20);
+            // Refused while the final write block holds: wait until the alias's index takes writes again.
+            await waitFor(writeBlocked, (blocked) => !blocked || stop, 60_000);
           }
         }
       })();
@@ -68,9 +74,9 @@ describe('reindex with alias swap (ops)', function () {
           onProgress: async (p) => {
             if (p.phase !== 'copy' || injected) return;
             injected = true; // after the first page: the point in time no longer sees these writes
-            expect((await store.bulk(indexOps(created))).errors).to.equal(false);
+            expect((await bulkEndpoints(t.server.store, indexOps(created))).errors).to.equal(false);
             for (const d of updated) updatedVersions.set(d.id, (await store.patch(d.id, { displayName: 'changed during the copy' })).version);
-            const del = await store.bulk(deleted.map((d) => ({ delete: { _id: d.id } })));
+            const del = await bulkEndpoints(t.server.store, deleted.map((d) => ({ delete: { _id: d.id } })));
             expect(del.errors).to.equal(false);
           },
         });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { estypes } from '@elastic/elasticsearch';
 import { Batcher, type ItemOutcome } from '../../src/store/batcher.js';
 import { itemError } from '../../src/store/item-errors.js';
-import { bookkeepingOutcomes } from '../../src/resources/endpoints/store.js';
+import { connectionStateOutcomes } from '../../src/resources/endpoints/store.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../src/errors.js';
 
 /** A send function under the test's control: each call waits until released. */
@@ -163,7 +163,7 @@ describe('group commit: bulk update items → each caller’s outcome', () => {
   } as unknown as estypes.BulkResponse;
 
   it('maps each item to the error its own update would have raised', () => {
-    const out = bookkeepingOutcomes(items, res);
+    const out = connectionStateOutcomes(items, res);
     expect(out[0]).to.deep.equal({ ok: true, value: { deleted: false } });
     expect(out[2]).to.deep.equal({ ok: true, value: { deleted: true } });
     const err = (k: number): unknown => (out[k].ok ? undefined : (out[k] as { error: unknown }).error);
@@ -177,7 +177,7 @@ describe('group commit: bulk update items → each caller’s outcome', () => {
   });
 
   it('fails every item when the bulk answers a different number of items', () => {
-    const out = bookkeepingOutcomes(items.slice(0, 2), res);
+    const out = connectionStateOutcomes(items.slice(0, 2), res);
     expect(out.every((o) => !o.ok)).to.equal(true);
   });
 

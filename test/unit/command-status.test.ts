@@ -1,21 +1,13 @@
 import { expect } from 'chai';
-import { COMMAND_MESSAGE_STATUSES, type CommandMessageStatus } from '../../src/resources/commands/model.js';
+import { COMMAND_MESSAGE_MOVES } from '../helpers/command-status.js';
+import { COMMAND_MESSAGE_STATUSES } from '../../src/resources/commands/model.js';
 import { canMoveCommandMessage, isFinalCommandMessageStatus } from '../../src/resources/commands/status.js';
 
-/** The table of issue 5, written out independently of status.ts. */
-const EXPECTED: Record<CommandMessageStatus, CommandMessageStatus[]> = {
-  CREATED: ['SENT', 'RETRY', 'MSG_SEND_FAIL', 'MSG_HYDRATE_FAIL', 'MSG_WSS_FAIL'],
-  RETRY: ['SENT', 'RETRY', 'MSG_SEND_FAIL', 'MSG_HYDRATE_FAIL', 'MSG_WSS_FAIL'],
-  SENT: [],
-  MSG_SEND_FAIL: [],
-  MSG_HYDRATE_FAIL: [],
-  MSG_WSS_FAIL: [],
-};
 
 describe('command message status machine', () => {
   for (const from of COMMAND_MESSAGE_STATUSES) {
     for (const to of COMMAND_MESSAGE_STATUSES) {
-      const allowed = EXPECTED[from].includes(to);
+      const allowed = COMMAND_MESSAGE_MOVES[from].includes(to);
       it(`${from} → ${to} is ${allowed ? 'allowed' : 'refused'}`, () => {
         expect(canMoveCommandMessage(from, to)).to.equal(allowed);
       });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { carrierWan, endpointKeys, isScannerSubject, lookupKey, normalizeMac } from '../../src/resources/endpoints/model.js';
+import { carrierWan, endpointKeys, isScannerSubject, lookupKey, macKeyDigits } from '../../src/resources/endpoints/model.js';
 import { endpointCriteriaQuery, utmCriteriaQuery } from '../../src/resources/endpoints/criteria.js';
 
 describe('endpoint model rules', () => {
@@ -14,7 +14,7 @@ describe('endpoint model rules', () => {
   });
 
   it('MACs compare by hex digits, common names by lower case, serials exactly', () => {
-    expect(normalizeMac('00:18:0A:aa-BB.cc')).to.equal('00180aaabbcc');
+    expect(macKeyDigits('00:18:0A:aa-BB.cc')).to.equal('00180aaabbcc');
     expect(lookupKey('utm-mac', 'AA-BB-CC-00-11-22')).to.equal(lookupKey('utm-mac', 'aabb.cc00.1122'));
     expect(lookupKey('utm-common-name', 'FW.Example.com')).to.equal(lookupKey('utm-common-name', 'fw.example.COM'));
     expect(lookupKey('utm-serial', 'Q2AB')).to.not.equal(lookupKey('utm-serial', 'q2ab'));

@@ -5,7 +5,7 @@ import {
   withBundleSubscribed,
   withBundleUnsubscribed,
 } from '../../src/resources/modules/service.js';
-import type { Bundle } from '../../src/resources/modules/model.js';
+import type { Bundle } from '../../src/resources/bundles/model.js';
 
 const bundle = (id: string, modules: Bundle['modules']): Bundle => ({ id, name: id, description: '', modules });
 

@@ -3,19 +3,19 @@ import {
   foldSightings,
   mergeSighting,
   networkHostId,
-  normalizeMac,
+  parseMac,
   sightingId,
   type NetworkHost,
 } from '../../src/resources/network/model.js';
-import { sortBuckets } from '../../src/resources/reports/service.js';
+import { byCountThenKey } from '../../src/store/aggregations.js';
 
 describe('network host rules', () => {
   it('normalises MAC addresses and refuses non-MACs', () => {
-    expect(normalizeMac('AA-BB-CC-DD-EE-0F')).to.equal('aa:bb:cc:dd:ee:0f');
-    expect(normalizeMac('aabb.ccdd.ee0f')).to.equal('aa:bb:cc:dd:ee:0f');
-    expect(normalizeMac('aa:bb:cc:dd:ee')).to.equal(undefined);
-    expect(normalizeMac('zz:bb:cc:dd:ee:ff')).to.equal(undefined);
-    expect(normalizeMac(undefined)).to.equal(undefined);
+    expect(parseMac('AA-BB-CC-DD-EE-0F')).to.equal('aa:bb:cc:dd:ee:0f');
+    expect(parseMac('aabb.ccdd.ee0f')).to.equal('aa:bb:cc:dd:ee:0f');
+    expect(parseMac('aa:bb:cc:dd:ee')).to.equal(undefined);
+    expect(parseMac('zz:bb:cc:dd:ee:ff')).to.equal(undefined);
+    expect(parseMac(undefined)).to.equal(undefined);
   });
 
   it('ids are deterministic per org and MAC, else per org and IP', () => {
@@ -69,12 +69,12 @@ describe('network host rules', () => {
 
 describe('host-info report buckets', () => {
   it('sort by count descending, then key ascending', () => {
-    const sorted = sortBuckets([
+    const sorted = [
       { key: 'b', count: 2 },
       { key: 'c', count: 5 },
       { key: 'a', count: 2 },
       { key: 'd', count: 1 },
-    ]);
+    ].sort(byCountThenKey);
     expect(sorted.map((b) => b.key)).to.deep.equal(['c', 'a', 'b', 'd']);
   });
 });

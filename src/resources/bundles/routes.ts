@@ -1,19 +1,10 @@
 /** Spec 4.6: the bundle catalogue, plus the admin operation that adds or replaces a bundle. */
 import Joi from 'joi';
 import { READERS, SYSTEM_ONLY, type Role } from '../../http/auth.js';
-import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { idParams } from '../../http/schemas.js';
-import { MODULE_NAMES, type Bundle } from '../modules/model.js';
-import { bundleFields, type BundleService } from './service.js';
-
-export const bundleSchema = Joi.object({
-  id: Joi.string().required(),
-  name: Joi.string().required(),
-  description: Joi.string().allow('').required(),
-  modules: Joi.array()
-    .items(Joi.string().valid(...MODULE_NAMES))
-    .required(),
-}).label('Bundle');
+import { bundleFields, bundleSchema, type Bundle } from './model.js';
+import type { BundleService } from './service.js';
 
 const bundleIn = Joi.object({ ...bundleFields, id: bundleFields.id.optional() })
   .required()
@@ -21,43 +12,38 @@ const bundleIn = Joi.object({ ...bundleFields, id: bundleFields.id.optional() })
 
 const ALL: readonly Role[] = [...READERS, 'agent'];
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'modules', sec: true, roles: ALL, errors: [401, 403] });
+
 export function bundleRoutes(svc: BundleService): RouteSpec[] {
   return [
-    defineRoute({
+    route({
       operationId: 'listBundles',
       method: 'GET',
       path: '/bundle',
       summary: 'The bundle catalogue',
-      tag: 'modules',
       lane: 'interactive',
-      sec: true,
-      roles: ALL,
       responses: { 200: { description: 'OK', schema: Joi.array().items(bundleSchema) } },
-      errors: [401, 403],
       handler: async () => ok(await svc.list()),
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'getBundle',
       method: 'GET',
       path: '/bundle/{id}',
       summary: 'One bundle of the catalogue',
-      tag: 'modules',
       lane: 'interactive',
-      sec: true,
-      roles: ALL,
       params: idParams,
       responses: { 200: { description: 'OK', schema: bundleSchema } },
       errors: [400, 401, 403, 404],
       handler: async ({ params }) => ok(await svc.get(params.id)),
     }),
-    defineRoute<{ id: string }, Record<string, never>, Omit<Bundle, 'id'> & { id?: string }>({
+    route<{ id: string }, Record<string, never>, Omit<Bundle, 'id'> & { id?: string }>({
       operationId: 'putBundle',
       method: 'PUT',
       path: '/admin/bundles/{id}',
       summary: 'Add or replace a bundle of the catalogue (kept until the catalogue file version is raised)',
       tag: 'admin',
       lane: 'admin',
-      sec: true,
       roles: SYSTEM_ONLY,
       extension: true,
       params: idParams,

@@ -5,44 +5,21 @@
  * replaces one bundle. A file with a higher `version` replaces the stored definitions of
  * the bundles it names, whoever wrote them last; an equal or lower one leaves them.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import type { Access } from '../../http/auth.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
-import { id as idSchema } from '../../http/schemas.js';
 import type { Logger } from '../../log.js';
-import { MODULE_NAMES, type Bundle, type ModuleName } from '../modules/model.js';
+import type { ModuleName } from '../module-names.js';
+import { bundleFields, type Bundle } from './model.js';
 import type { BundleDoc, BundleStore } from './store.js';
+import { dataFile, readJsonFile, validateCatalogue } from '../data-files.js';
 
 export interface BundleCatalogue {
   version: number;
   bundles: Bundle[];
 }
 
-export const defaultCatalogueFile = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  '..',
-  'data',
-  'bundles.json',
-);
-
-/** A bundle definition: the shape the catalogue file and the admin operation share. */
-export const bundleFields = {
-  id: idSchema.required(),
-  name: Joi.string().trim().min(1).max(256).required(),
-  description: Joi.string().trim().allow('').max(4096).default(''),
-  modules: Joi.array()
-    .items(Joi.string().valid(...MODULE_NAMES))
-    .min(1)
-    // unique() already bounds it; max() says so in the document.
-    .max(MODULE_NAMES.length)
-    .unique()
-    .required(),
-};
+export const defaultCatalogueFile = dataFile('bundles.json');
 
 const catalogueSchema = Joi.object({
   version: Joi.number().integer().min(1).required(),
@@ -51,10 +28,7 @@ const catalogueSchema = Joi.object({
 
 /** Reads and validates a catalogue file; throws naming the file and the problem. */
 export function loadCatalogueFile(file: string = defaultCatalogueFile): BundleCatalogue {
-  const raw: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const { value, error } = catalogueSchema.validate(raw, { abortEarly: false });
-  if (error) throw new Error(`bundle catalogue ${file}: ${error.message}`);
-  return value as BundleCatalogue;
+  return validateCatalogue<BundleCatalogue>(readJsonFile(file), catalogueSchema, `bundle catalogue ${file}`);
 }
 
 export function toBundle(d: Pick<BundleDoc, 'id' | 'name' | 'description' | 'modules'>): Bundle {

@@ -2,7 +2,7 @@
 import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { ModuleName } from '../modules/model.js';
+import type { ModuleName } from '../module-names.js';
 
 export interface BundleDoc {
   id: string;

@@ -2,7 +2,7 @@
 import Joi from 'joi';
 import { READERS, SYSTEM_ONLY, WRITERS } from '../../http/auth.js';
 import { NotFoundError } from '../../errors.js';
-import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { isoDateOut, orgId, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';
 import type { ClientVersionService, DefaultClientVersions } from './service.js';
 
@@ -58,69 +58,58 @@ const endpointOrgConfig = Joi.object({
 const orgParams = Joi.object({ orgId: orgId.required() });
 const ALL: readonly ('admin' | 'reader' | 'agent')[] = ['admin', 'reader', 'agent'];
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'client-version', sec: false, roles: SYSTEM_ONLY, errors: [401, 403] });
+
 export function clientVersionRoutes(svc: ClientVersionService): RouteSpec[] {
   return [
-    defineRoute({
+    route({
       operationId: 'getDefaultClientVersions',
       method: 'GET',
       path: '/client-version/default',
       summary: 'Effective default agent versions per operating system',
-      tag: 'client-version',
       lane: 'agent',
-      sec: false,
       roles: ALL,
       responses: { 200: { description: 'OK', schema: defaultClientVersions } },
-      errors: [401, 403],
       handler: async () => ok(await svc.effectiveDefaults()),
     }),
-    defineRoute<Record<string, never>, Record<string, never>, DefaultClientVersions>({
+    route<Record<string, never>, Record<string, never>, DefaultClientVersions>({
       operationId: 'putDefaultClientVersions',
       method: 'PUT',
       path: '/client-version/default',
       summary: 'Override the default agent versions',
-      tag: 'client-version',
       lane: 'admin',
-      sec: false,
-      roles: SYSTEM_ONLY,
       body: defaultClientVersions.required(),
       responses: { 200: { description: 'OK', schema: defaultClientVersions } },
       errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.setDefaults(body, access)),
     }),
-    defineRoute({
+    route({
       operationId: 'deleteDefaultClientVersions',
       method: 'DELETE',
       path: '/client-version/default',
       summary: 'Remove the stored override; answers the effective versions after clearing',
-      tag: 'client-version',
       lane: 'admin',
-      sec: false,
-      roles: SYSTEM_ONLY,
       responses: { 200: { description: 'OK', schema: defaultClientVersions } },
       errors: [401, 403, 500],
       handler: async () => ok(await svc.clearDefaults()),
     }),
-    defineRoute({
+    route({
       operationId: 'listOrgTargetVersions',
       method: 'GET',
       path: '/org-config/target-versions',
       summary: 'Every organization configuration with a pinned version (internal admin screen)',
-      tag: 'client-version',
       lane: 'heavy',
-      sec: false,
       roles: READERS,
       responses: { 200: { description: 'OK', schema: Joi.array().items(orgTargetVersion) } },
-      errors: [401, 403],
       handler: async ({ access }) => ok(await svc.listTargetVersions(access)),
     }),
-    defineRoute<{ orgId: string }, Record<string, never>, { linux: string; mac: string; windows: string }>({
+    route<{ orgId: string }, Record<string, never>, { linux: string; mac: string; windows: string }>({
       operationId: 'putOrgTargetVersion',
       method: 'PUT',
       path: '/org-config/{orgId}/target-version',
       summary: "Pin an organization's agent versions per operating system ('' clears one)",
-      tag: 'client-version',
       lane: 'admin',
-      sec: false,
       roles: WRITERS,
       params: orgParams,
       body: orgTargetVersionIn,
@@ -128,26 +117,23 @@ export function clientVersionRoutes(svc: ClientVersionService): RouteSpec[] {
       errors: [400, 401, 403, 404],
       handler: async ({ params, body, access }) => ok(await svc.setTargetVersion(params.orgId, body, access)),
     }),
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'deleteOrgTargetVersion',
       method: 'DELETE',
       path: '/org-config/{orgId}/target-version',
       summary: 'Clear the legacy pin and every per-OS pin',
-      tag: 'client-version',
       lane: 'admin',
-      sec: false,
       roles: WRITERS,
       params: orgParams,
       responses: { 200: { description: 'OK', schema: orgTargetVersion } },
       errors: [401, 403, 404],
       handler: async ({ params, access }) => ok(await svc.clearTargetVersion(params.orgId, access)),
     }),
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'getEndpointOrgConfig',
       method: 'GET',
       path: '/org-config/{orgId}',
       summary: "Read an organization's endpoint configuration with its SeqNoPrimaryTerm version",
-      tag: 'client-version',
       lane: 'interactive',
       sec: true,
       roles: READERS,

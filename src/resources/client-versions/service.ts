@@ -10,10 +10,10 @@ import type { Access } from '../../http/auth.js';
 import { ValidationError } from '../../errors.js';
 import { toSeqNoPrimaryTerm, type SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { OrganizationService } from '../organizations/service.js';
-import type { OrgConfigDoc, OrgConfigStore } from '../org-configs/store.js';
+import type { EndpointOrgConfigDoc, EndpointOrgConfigStore } from './endpoint-org-config-store.js';
 import type { ClientVersionStore } from './store.js';
 import { canonicalVersion, latestVersion } from './semver.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export const OPERATING_SYSTEMS = ['linux', 'mac', 'windows'] as const;
 export type OperatingSystem = (typeof OPERATING_SYSTEMS)[number];
@@ -85,7 +85,7 @@ function canonicalOrThrow(field: string, value: string): string {
   return v;
 }
 
-function pinsOf(orgId: string, doc: Partial<OrgConfigDoc> | undefined): OrgTargetVersion {
+function pinsOf(orgId: string, doc: Partial<EndpointOrgConfigDoc> | undefined): OrgTargetVersion {
   const legacy = doc?.targetVersion ?? '';
   return {
     orgId,
@@ -95,7 +95,7 @@ function pinsOf(orgId: string, doc: Partial<OrgConfigDoc> | undefined): OrgTarge
   };
 }
 
-function toEndpointOrgConfig(doc: OrgConfigDoc, version: SeqNoPrimaryTerm): EndpointOrgConfig {
+function toEndpointOrgConfig(doc: EndpointOrgConfigDoc, version: SeqNoPrimaryTerm): EndpointOrgConfig {
   const out: EndpointOrgConfig = {
     orgId: doc.orgId,
     createdBy: doc.createdBy,
@@ -118,7 +118,7 @@ export class ClientVersionService {
 
   constructor(
     private readonly store: ClientVersionStore,
-    private readonly configs: OrgConfigStore,
+    private readonly configs: EndpointOrgConfigStore,
     private readonly orgs: OrganizationService,
     configured: Partial<DefaultClientVersions>,
     releases: Partial<DefaultClientVersions>,

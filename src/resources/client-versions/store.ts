@@ -1,7 +1,7 @@
 /** The client-versions index: the stored override of the default agent versions (one document). */
 import { DocStore } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export interface DefaultVersionsDoc {
   linux: string;

@@ -2,11 +2,9 @@
  * The command catalogue (data/commands.json, versioned in the repository): which command
  * names an endpoint's `cmd` module accepts, per operating system.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Joi from 'joi';
 import type { Host } from '../endpoints/model.js';
+import { dataFile, readJsonFile, validateCatalogue } from '../data-files.js';
 
 export const CATALOGUE_OS = ['linux', 'mac', 'windows'] as const;
 export type CatalogueOs = (typeof CATALOGUE_OS)[number];
@@ -43,26 +41,17 @@ const catalogueSchema = Joi.object({
     .required(),
 });
 
-export const defaultCatalogueFile = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  '..',
-  'data',
-  'commands.json',
-);
+export const defaultCatalogueFile = dataFile('commands.json');
 
 /** Parses and validates a catalogue; throws naming the offending entry. */
 export function parseCatalogue(raw: unknown): CommandCatalogue {
-  const { value, error } = catalogueSchema.validate(raw, { abortEarly: false, stripUnknown: true });
-  if (error) throw new Error(`command catalogue: ${error.message}`);
-  const { version, commands } = value as CommandCatalogue;
+  const { version, commands } = validateCatalogue<CommandCatalogue>(raw, catalogueSchema, 'command catalogue', { stripUnknown: true });
   return { version, commands };
 }
 
 /** Reads the catalogue file (default: data/commands.json). */
 export function loadCatalogue(file = defaultCatalogueFile): CommandCatalogue {
-  return parseCatalogue(JSON.parse(fs.readFileSync(file, 'utf8')));
+  return parseCatalogue(readJsonFile(file));
 }
 
 /**

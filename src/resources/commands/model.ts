@@ -1,5 +1,5 @@
 /** Spec 2.6: command messages to endpoints and their delivery records. */
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 
 export const COMMAND_MESSAGE_STATUSES = ['CREATED', 'SENT', 'RETRY', 'MSG_SEND_FAIL', 'MSG_HYDRATE_FAIL', 'MSG_WSS_FAIL'] as const;

@@ -1,8 +1,9 @@
 /** Spec 4.8 (commands and support) and 4.5's ioc and uninstall-protect: one command pipeline. */
 import Joi from 'joi';
 import { WRITERS, type Role } from '../../http/auth.js';
-import { created, defineRoute, emptyOk, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, type PageRequest } from '../../http/paging.js';
+import { routeDefaults, created, emptyOk, ok, type RouteSpec } from '../../http/routes.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { id, isoDateOut, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import { COMMAND_NAME_PATTERN } from './catalogue.js';
@@ -114,33 +115,30 @@ interface ListQuery {
   size: number;
 }
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: TAG, sec: true, roles: WRITERS, errors: [400, 401, 403, 404, 409, 500] });
+
 export function commandRoutes(svc: CommandService): RouteSpec[] {
   return [
-    defineRoute<{ endpointId: string }, Record<string, never>, NewMessage>({
+    route<{ endpointId: string }, Record<string, never>, NewMessage>({
       operationId: 'createEndpointCommandMessage',
       method: 'POST',
       path: '/command-message/endpoint/{endpoint-id}',
       summary: 'Queue a command message (status CREATED) for the endpoint socket gateway to deliver',
-      tag: TAG,
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params: endpointIdParams,
       idempotent: true,
       body: newMessage,
       responses: { 201: { description: 'Created', schema: endpointCommandMessage } },
-      errors: [...STD_ERRORS, 404, 409],
       handler: async ({ params, body, access, createdId }) =>
         created(await svc.createMessage(params.endpointId, body, access, createdId)),
     }),
-    defineRoute<{ endpointId: string }, ListQuery>({
+    route<{ endpointId: string }, ListQuery>({
       operationId: 'listEndpointCommandMessages',
       method: 'GET',
       path: '/command-message/endpoint/{endpoint-id}',
       summary: "An endpoint's command messages, oldest first, optionally of one status",
-      tag: TAG,
       lane: 'agent',
-      sec: true,
       roles: READERS_AND_AGENT,
       extension: true,
       params: endpointIdParams,
@@ -150,35 +148,31 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
         size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
       }),
       responses: { 200: { description: 'OK', schema: pageSchema(endpointCommandMessage, 'PageEndpointCommandMessage') } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, query, access }) => {
         const pr: PageRequest = { page: query.page, size: query.size };
         return ok(await svc.listMessages(params.endpointId, query.status, pr, access));
       },
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'getEndpointCommandMessage',
       method: 'GET',
       path: '/command-message/{id}',
       summary: 'One command message with its SeqNoPrimaryTerm version',
-      tag: TAG,
       lane: 'agent',
-      sec: true,
       roles: READERS_AND_AGENT,
       extension: true,
       params: idParams,
       responses: { 200: { description: 'OK', schema: endpointCommandMessage } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.getMessage(params.id, access)),
     }),
-    defineRoute<{ id: string; status: CommandMessageStatus }, Record<string, never>, { version?: SeqNoPrimaryTerm } | undefined>({
+    route<{ id: string; status: CommandMessageStatus }, Record<string, never>, { version?: SeqNoPrimaryTerm } | undefined>({
       operationId: 'patchEndpointCommandMessageStatus',
       method: 'PATCH',
       path: '/command-message/{id}/status/{status}',
       summary: 'Move a command message through its status machine (SENT records a delivery)',
-      tag: TAG,
       lane: 'agent',
-      sec: true,
       roles: WRITERS_AND_AGENT,
       params: Joi.object({
         id: id.required(),
@@ -188,108 +182,92 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       }),
       body: statusPatch,
       responses: { 200: { description: 'OK', schema: endpointCommandMessage } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, body, access }) =>
         ok(await svc.moveStatus(params.id, params.status, body?.version, access)),
     }),
-    defineRoute<{ uuid: string }>({
+    route<{ uuid: string }>({
       operationId: 'getEndpointCommandMessageDelivery',
       method: 'GET',
       path: '/command-message/delivery/{uuid}',
       summary: 'The delivery record of a command message, by the message uuid',
-      tag: TAG,
       lane: 'agent',
-      sec: true,
       roles: READERS_AND_AGENT,
       extension: true,
       params: Joi.object({ uuid: id.required() }),
       responses: { 200: { description: 'OK', schema: delivery } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.getDelivery(params.uuid, access)),
     }),
-    defineRoute<{ endpointId: string }>({
+    route<{ endpointId: string }>({
       operationId: 'listEndpointCommands',
       method: 'GET',
       path: '/command/endpoint/{endpointId}',
       summary: "Command names the endpoint accepts: its OS's catalogue entries when its cmd module is ACTIVE",
       tag: 'command',
       lane: 'interactive',
-      sec: true,
       roles: ['admin', 'reader'],
       params: endpointIdParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(Joi.string()) } },
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.listCommands(params.endpointId, access)),
     }),
-    defineRoute<{ endpointId: string }, Record<string, never>, CommandRequest>({
+    route<{ endpointId: string }, Record<string, never>, CommandRequest>({
       operationId: 'runEndpointCommand',
       method: 'POST',
       path: '/command/endpoint/{endpointId}',
       summary: 'Ask a CONNECTED endpoint to run one of the commands it accepts',
       tag: 'command',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params: endpointIdParams,
       idempotent: true,
       body: commandRequest,
       responses: { 200: { description: 'OK (the command message is queued)' } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, body, access, createdId }) => {
         await svc.runCommand(params.endpointId, body, access, createdId);
         return emptyOk();
       },
     }),
-    defineRoute<Record<string, never>, Record<string, never>, SupportInformationRequest>({
+    route<Record<string, never>, Record<string, never>, SupportInformationRequest>({
       operationId: 'requestSupportInformation',
       method: 'POST',
       path: '/csi',
       summary: 'Ask a CONNECTED endpoint to run the support-information utility in a mode',
       tag: 'csi',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       idempotent: true,
       body: supportInformationRequest,
       responses: { 200: { description: 'OK (the command message is queued)' } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ body, access, createdId }) => {
         await svc.requestSupportInformation(body, access, createdId);
         return emptyOk();
       },
     }),
-    defineRoute<{ id: string }, Record<string, never>, { rulesUrl: string }>({
+    route<{ id: string }, Record<string, never>, { rulesUrl: string }>({
       operationId: 'updateEndpointIocRules',
       method: 'POST',
       path: '/endpoint/{id}/dynamic-module/ioc',
       summary: 'Ask a CONNECTED endpoint to load IOC rules from an https URL',
       tag: 'endpoint',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params: idParams,
       idempotent: true,
       body: iocUpdateData,
       responses: { 200: { description: 'OK (the command message is queued)' } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, body, access, createdId }) => {
         await svc.updateIocRules(params.id, body.rulesUrl, access, createdId);
         return emptyOk();
       },
     }),
-    defineRoute<{ endpointId: string }>({
+    route<{ endpointId: string }>({
       operationId: 'uninstallProtect',
       method: 'POST',
       path: '/endpoint/{endpointId}/uninstall-protect',
       summary: 'Ask a CONNECTED endpoint to uninstall the antivirus agent product',
       tag: 'endpoint',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       idempotent: true,
       params: endpointIdParams,
       responses: { 200: { description: 'OK (the command message is queued)' } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, access, createdId }) => {
         await svc.uninstallProtect(params.endpointId, access, createdId);
         return emptyOk();

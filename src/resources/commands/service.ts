@@ -6,7 +6,9 @@
 import crypto from 'node:crypto';
 import type { Access } from '../../http/auth.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
+import type { PageRequest } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { EndpointDoc } from '../endpoints/model.js';

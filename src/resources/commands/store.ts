@@ -1,7 +1,7 @@
 /** The command-messages index: every EndpointCommandMessage; the only code that touches it. */
 import { DocStore, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { PageQuery } from '../../http/paging.js';
+import type { PageQuery } from '../../store/page-query.js';
 import { toSeqNoPrimaryTerm } from '../../store/versions.js';
 import type { CommandMessageDoc, EndpointCommandMessage } from './model.js';
 

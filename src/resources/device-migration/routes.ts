@@ -1,7 +1,7 @@
 /** Spec 4.4: one-off copies of UTM and LTE device records into PostgreSQL (no security declared). */
 import Joi from 'joi';
 import { SYSTEM_ONLY } from '../../http/auth.js';
-import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { DeviceMigrationService } from '../../migration/device-migration.js';
 import type { DeviceFamily } from '../../migration/device-rows.js';
 
@@ -15,23 +15,22 @@ export const migrationCounts = Joi.object({
 
 function migrationRoute(svc: DeviceMigrationService, family: DeviceFamily, operationId: string, path: string): RouteSpec {
   const noun = family === 'utm' ? 'UTM' : 'LTE';
-  return defineRoute({
+  return route({
     operationId,
     method: 'GET',
     path,
     summary: `Copy every ${noun} endpoint record to the relational store; answers the counts once the run completes`,
-    tag: 'device-migration',
     lane: 'heavy',
-    sec: false,
     // Without a token: a perimeter caller. With one, only `system`: the copy spans every organization.
-    roles: SYSTEM_ONLY,
     // A GET that writes (PostgreSQL rows, migration marks): audited as a write (issue 16).
     audited: true,
     responses: { 200: { description: 'Counts of the completed run', schema: migrationCounts } },
-    errors: [401, 403, 409, 500, 503],
     handler: async () => ok(await svc.migrate(family)),
   });
 }
+
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'device-migration', sec: false, roles: SYSTEM_ONLY, errors: [401, 403, 409, 500, 503] });
 
 export function deviceMigrationRoutes(svc: DeviceMigrationService): RouteSpec[] {
   return [

@@ -1,5 +1,5 @@
 /** The Endpoint family of spec 2.2: records as the API shows them and the stored document. */
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export const ENDPOINT_TYPES = ['VC_ENDPOINT', 'VC_UTM', 'EXTERNAL_UTM', 'VC_LTE'] as const;
 export type EndpointType = (typeof ENDPOINT_TYPES)[number];
@@ -141,8 +141,12 @@ export const SERVER_OWNED_FIELDS = ['id', 'type', 'version', 'createdAt', 'creat
 /** Kinds of single-record lookup keys that must be unique (see docs/decisions.md). */
 export type EndpointKeyKind = 'utm-serial' | 'utm-mac' | 'utm-common-name' | 'lte-imei-site';
 
-/** MAC addresses compare by their hex digits, case-insensitively (aa:bb… = AA-BB… = aabb…). */
-export function normalizeMac(mac: string): string {
+/**
+ * The comparison form of a MAC in a unique lookup key: its hex digits, lower case (aa:bb… =
+ * AA-BB… = aabb…); never fails (a value without hex digits is kept, trimmed). The network
+ * resource's `parseMac` is the strict parser.
+ */
+export function macKeyDigits(mac: string): string {
   const hex = mac.replace(/[^0-9a-f]/gi, '').toLowerCase();
   return hex === '' ? mac.trim().toLowerCase() : hex;
 }
@@ -151,7 +155,7 @@ export function normalizeMac(mac: string): string {
 export function lookupKey(kind: EndpointKeyKind, value: string): string {
   switch (kind) {
     case 'utm-mac':
-      return `${kind}:${normalizeMac(value)}`;
+      return `${kind}:${macKeyDigits(value)}`;
     case 'utm-common-name':
       return `${kind}:${value.trim().toLowerCase()}`;
     default:

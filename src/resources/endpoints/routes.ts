@@ -1,8 +1,8 @@
 /** Spec 4.5: endpoints (agents), all sec. */
 import Joi from 'joi';
-import { READERS, WRITERS, type Role } from '../../http/auth.js';
-import { defineRoute, noContent, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import type { PageRequest } from '../../http/paging.js';
+import { READERS, WRITERS, type Access, type Role } from '../../http/auth.js';
+import { routeDefaults, noContent, ok, type RouteSpec } from '../../http/routes.js';
+import type { PageRequest } from '../../domain.js';
 import { orgId } from '../../http/schemas.js';
 import type { EndpointCriteria } from './criteria.js';
 import type { EndpointInput, EndpointService } from './service.js';
@@ -27,173 +27,157 @@ const AGENT_WRITERS: readonly Role[] = [...WRITERS, 'agent'];
 const AGENT_READERS: readonly Role[] = [...READERS, 'agent'];
 const orgParams = Joi.object({ orgId: orgId.required() });
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: TAG, sec: true, roles: AGENT_WRITERS, errors: [400, 401, 403, 500] });
+
 export function endpointRoutes(svc: EndpointService): RouteSpec[] {
-  const bookkeeping = (
+  const connectionState = (
     operationId: string,
     action: 'connect' | 'disconnect' | 'uninstall',
     summary: string,
     errors: number[],
+    update: (id: string, access: Access) => Promise<void>,
   ): RouteSpec =>
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId,
       method: 'POST',
       path: `/endpoint/{id}/${action}`,
       summary,
-      tag: TAG,
       lane: 'agent',
-      sec: true,
-      roles: AGENT_WRITERS,
       params: endpointIdParams,
       responses: { 204: { description: 'Recorded' } },
       errors,
       handler: async ({ params, access }) => {
-        await svc[action](params.id, access);
+        await update(params.id, access);
         return noContent();
       },
     });
 
   return [
-    defineRoute<Record<string, never>, Record<string, never>, { criteria: EndpointCriteria; pageRequest: PageRequest }>({
+    route<Record<string, never>, Record<string, never>, { criteria: EndpointCriteria; pageRequest: PageRequest }>({
       operationId: 'searchEndpoints',
       method: 'POST',
       path: '/endpoint/page-search',
       summary: 'Page through agents matching EndpointCriteria (free text, org, scanners, inactivity)',
-      tag: TAG,
       lane: 'interactive',
-      sec: true,
       roles: READERS,
       body: pagedEndpointCriteria,
       responses: { 200: { description: 'OK', schema: pageEndpoint } },
-      errors: STD_ERRORS,
-      handler: async ({ body, access }) => ok(await svc.searchAgents(body.criteria, body.pageRequest, access)),
+      handler: async ({ body, access }) => ok(await svc.queries.searchAgents(body.criteria, body.pageRequest, access)),
       deepSearch: ({ body, access }) => deepAgents(svc, body.criteria, body.pageRequest, access),
     }),
-    defineRoute<Record<string, never>, Record<string, never>, EndpointInput>({
+    route<Record<string, never>, Record<string, never>, EndpointInput>({
       operationId: 'createEndpoint',
       method: 'POST',
       path: '/endpoint',
       summary: 'Create an endpoint of any family by its type (default VC_ENDPOINT; id generated when absent; 409 when it exists)',
-      tag: TAG,
       lane: 'admin',
-      sec: true,
       roles: WRITERS,
       idempotent: true,
       body: polymorphicEndpointBody().required(),
       responses: { 200: { description: 'OK', schema: anyEndpointRecord } },
-      errors: [...STD_ERRORS, 409],
+      errors: [400, 401, 403, 409, 500],
       handler: async ({ body, access, createdId }) => ok(await svc.create(body, familyOf(body.type ?? 'VC_ENDPOINT'), access, createdId)),
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'getEndpoint',
       method: 'GET',
       path: '/endpoint/{id}',
       summary: 'Read an endpoint of any family, in its own shape (an agent token: its own endpoint)',
-      tag: TAG,
       lane: 'agent',
-      sec: true,
       roles: AGENT_READERS,
       params: endpointIdParams,
       responses: { 200: { description: 'OK', schema: anyEndpointRecord } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.getRecord(params.id, access)),
     }),
-    defineRoute<{ id: string }, Record<string, never>, EndpointInput>({
+    route<{ id: string }, Record<string, never>, EndpointInput>({
       operationId: 'replaceEndpoint',
       method: 'PUT',
       path: '/endpoint/{id}',
       summary: 'Replace an endpoint of any family (its type decides the shape); a stale integer version answers 409',
-      tag: TAG,
       lane: 'admin',
-      sec: true,
       roles: WRITERS,
       params: endpointIdParams,
       body: polymorphicEndpointBody().required(),
       responses: { 200: { description: 'OK', schema: anyEndpointRecord } },
-      errors: [...STD_ERRORS, 404, 409],
+      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, body, access }) =>
         ok(await svc.replace(params.id, body, familyOf(body.type ?? 'VC_ENDPOINT'), access)),
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'deleteEndpoint',
       method: 'DELETE',
       path: '/endpoint/{id}',
       summary: 'Soft-delete an endpoint of any family (404 to every read afterwards)',
-      tag: TAG,
       lane: 'admin',
-      sec: true,
       roles: WRITERS,
       params: endpointIdParams,
       responses: { 204: { description: 'Deleted' } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => {
         await svc.softDelete(params.id, access);
         return noContent();
       },
     }),
-    bookkeeping('connectEndpoint', 'connect', 'The endpoint opened its persistent connection: CONNECTED, lastConnect = now', [...STD_ERRORS, 404]),
-    bookkeeping('disconnectEndpoint', 'disconnect', 'The connection closed: DISCONNECTED, lastDisconnect = now', [...STD_ERRORS, 404]),
-    bookkeeping('uninstallEndpoint', 'uninstall', 'The agent was uninstalled: UNINSTALLED', [400, 401, 403, 404, 500]),
-    defineRoute<{ id: string; hoh: string }>({
+    connectionState('connectEndpoint', 'connect', 'The endpoint opened its persistent connection: CONNECTED, lastConnect = now', [400, 401, 403, 404, 500], (id, access) =>
+      svc.connections.connect(id, access),
+    ),
+    connectionState('disconnectEndpoint', 'disconnect', 'The connection closed: DISCONNECTED, lastDisconnect = now', [400, 401, 403, 404, 500], (id, access) =>
+      svc.connections.disconnect(id, access),
+    ),
+    connectionState('uninstallEndpoint', 'uninstall', 'The agent was uninstalled: UNINSTALLED', [400, 401, 403, 404, 500], (id, access) =>
+      svc.connections.uninstall(id, access),
+    ),
+    route<{ id: string; hoh: string }>({
       operationId: 'setEndpointFimHoh',
       method: 'PATCH',
       path: '/endpoint/{id}/fim-hoh/{hoh}',
       summary: 'Record the file-integrity hash of hashes reported by the agent',
-      tag: TAG,
       lane: 'agent',
-      sec: true,
-      roles: AGENT_WRITERS,
       params: Joi.object({ id: id.required(), hoh: Joi.string().trim().min(1).max(1024).required() }),
       responses: { 204: { description: 'Recorded' } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => {
-        await svc.setFimHoh(params.id, params.hoh, access);
+        await svc.connections.setFimHoh(params.id, params.hoh, access);
         return noContent();
       },
     }),
-    defineRoute<{ id: string; internalIps: string[]; externalIp: string }>({
+    route<{ id: string; internalIps: string[]; externalIp: string }>({
       operationId: 'setEndpointAddresses',
       method: 'PATCH',
       path: '/endpoint/{id}/internal-ips/{internal-ips}/external-ip/{external-ip}',
       summary: 'Record internal addresses (comma-separated) and the external address; 409 when uninstalled or deleted',
-      tag: TAG,
       lane: 'agent',
-      sec: true,
-      roles: AGENT_WRITERS,
       params: Joi.object({ id: id.required(), internalIps: ipListParam.required(), externalIp: ipParam.required() }),
       responses: { 204: { description: 'Recorded' } },
       errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, access }) => {
-        await svc.setAddresses(params.id, params.internalIps, params.externalIp, access);
+        await svc.connections.setAddresses(params.id, params.internalIps, params.externalIp, access);
         return noContent();
       },
     }),
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'getEndpointsOfChildOrgs',
       method: 'GET',
       path: '/endpoint/by-org-id/{orgId}/direct-children',
       summary: "Agents of the organization's direct child organizations (not its own)",
-      tag: TAG,
       lane: 'heavy',
-      sec: true,
       roles: READERS,
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointRecord) } },
-      errors: STD_ERRORS,
-      handler: async ({ params, access }) => ok(await svc.agentsBelow(params.orgId, 'children', access)),
+      handler: async ({ params, access }) => ok(await svc.queries.agentsBelow(params.orgId, 'children', access)),
     }),
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'getEndpointsOfDescendantOrgs',
       method: 'GET',
       path: '/endpoint/by-org-id/{orgId}/all-descendants',
       summary: 'Agents of every organization below the organization (not its own)',
-      tag: TAG,
       lane: 'heavy',
-      sec: true,
       roles: READERS,
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(endpointRecord) } },
-      errors: STD_ERRORS,
-      handler: async ({ params, access }) => ok(await svc.agentsBelow(params.orgId, 'descendants', access)),
+      handler: async ({ params, access }) => ok(await svc.queries.agentsBelow(params.orgId, 'descendants', access)),
     }),
   ];
 }

@@ -1,27 +1,25 @@
 /** The endpoints index (every family): the only code that touches it. */
 import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, LAST_WRITE_WINS_RETRIES, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
-import { readRetries, type StoreContext } from '../../store/client.js';
-import type { PageQuery } from '../../http/paging.js';
+import type { StoreContext } from '../../store/client.js';
+import type { PageQuery } from '../../store/page-query.js';
 import { BadRequestError } from '../../errors.js';
 import { MAX_AGGREGATION_BUCKETS } from '../../http/limits.js';
+import { compositeAll, compositeChunk, type TermCount } from '../../store/aggregations.js';
 import type { EndpointDoc, EndpointRecord } from './model.js';
-import { storeCall } from '../../store/errors.js';
 import { Batcher, type BatcherOptions, type ItemOutcome } from '../../store/batcher.js';
 import { itemError } from '../../store/item-errors.js';
 
 /** Maps a stored document to the API record: internal fields dropped, integer version added. */
 export function toEndpointRecord(hit: Stored<EndpointDoc>): EndpointRecord {
-  return hitToEndpointRecord({ ...hit, doc: { ...hit.doc } });
+  return toEndpointRecordInPlace({ ...hit, doc: { ...hit.doc } });
 }
 
 /**
- * toEndpointRecord for hits nobody else holds (the hits of a search page): the document
- * becomes the record in place, internal fields left undefined (absent in JSON), with no copy.
- * A search page maps 20 of them per request; the copies were 4 % of its CPU in the benchmark.
- * toEndpointRecord is this on a copy, for documents still used afterwards.
+ * toEndpointRecord without the copy, for hits nobody else holds (the hits of a search page):
+ * the document itself becomes the record, internal fields left undefined (absent in JSON).
  */
-export function hitToEndpointRecord(hit: Stored<EndpointDoc>): EndpointRecord {
+export function toEndpointRecordInPlace(hit: Stored<EndpointDoc>): EndpointRecord {
   const rec = hit.doc as EndpointDoc & { version: number };
   if (rec.interfaces !== undefined) rec.interfaces = undefined;
   if (rec.scanner !== undefined) rec.scanner = undefined;
@@ -30,86 +28,58 @@ export function hitToEndpointRecord(hit: Stored<EndpointDoc>): EndpointRecord {
   return rec;
 }
 
-/** Filter that hides soft-deleted endpoints. */
-export const NOT_DELETED: Query = { bool: { must_not: [{ term: { deleted: true } }] } };
-
-/** A partial update of connection bookkeeping (connect, disconnect, uninstall, fim-hoh). */
-export interface Bookkeeping {
+/** A connection-state update (connect, disconnect, uninstall, fim-hoh): a partial update of one endpoint. */
+export interface ConnectionStateUpdate {
   id: string;
   partial: Partial<EndpointDoc>;
 }
 
-type SearchBody = Omit<estypes.SearchRequest, 'index'>;
-
 /**
  * How concurrent hot-path calls are coalesced (see store/batcher.ts and docs/decisions.md):
- * bookkeeping writes into one bulk request (group commit), gets into one multi-get,
+ * connection-state updates into one bulk request (group commit), gets into one multi-get,
  * searches into one multi-search.
  */
-export const ENDPOINT_BATCHING: Record<'bookkeeping' | 'reads' | 'searches', BatcherOptions> = {
-  // One bulk at a time: concurrent bulks to the one shard contend with each other; serialized,
-  // the p99 at 70 % of the maximum rate fell from ~70 to ~30 ms in the benchmark.
-  bookkeeping: { maxBatch: 500, maxInFlight: 1 },
+export const ENDPOINT_BATCHING: Record<'connectionState' | 'reads' | 'searches', BatcherOptions> = {
+  // One bulk at a time: concurrent bulks to the one shard contend with each other (docs/decisions.md).
+  connectionState: { maxBatch: 500, maxInFlight: 1 },
   reads: { maxBatch: 500, maxInFlight: 2 },
   searches: { maxBatch: 50, maxInFlight: 3 },
 };
 
-function versionOf(r: { _seq_no?: number; _primary_term?: number; _version?: number }): { seqNo: number; primaryTerm: number; version: number } {
-  return { seqNo: r._seq_no ?? -1, primaryTerm: r._primary_term ?? 0, version: r._version ?? 0 };
-}
+/** Composite-aggregation buckets per round trip. */
+const COMPOSITE_CHUNK = 1000;
 
 export class EndpointStore {
-  readonly docs: DocStore<EndpointDoc>;
-  private readonly groupCommit: Batcher<Bookkeeping, { deleted: boolean }>;
-  private readonly reads: Batcher<string, Stored<EndpointDoc> | undefined>;
-  private readonly searches: Batcher<SearchBody, SearchResult<EndpointDoc>>;
+  private readonly docs: DocStore<EndpointDoc>;
+  private readonly groupCommit: Batcher<ConnectionStateUpdate, { deleted: boolean }>;
 
-  constructor(
-    private readonly ctx: StoreContext,
-    batching = ENDPOINT_BATCHING,
-  ) {
-    this.docs = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint');
-    this.groupCommit = new Batcher((items) => this.bookkeepBulk(items), batching.bookkeeping);
-    this.reads = new Batcher((ids) => this.mget(ids), batching.reads);
-    this.searches = new Batcher((bodies) => this.msearch(bodies), batching.searches);
+  constructor(ctx: StoreContext, batching = ENDPOINT_BATCHING) {
+    this.docs = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint', { reads: batching.reads, searches: batching.searches });
+    this.groupCommit = new Batcher((items) => this.updateConnectionStates(items), batching.connectionState);
   }
 
-  /**
-   * Realtime get, deleted ones included (services decide visibility). Concurrent gets travel
-   * in one multi-get (realtime too), so a busy service pays one round trip for many.
-   */
+  /** The alias of the index (for tooling that watches its requests). */
+  get index(): string {
+    return this.docs.index;
+  }
+
+  /** Realtime get, deleted ones included (services decide visibility); concurrent gets travel in one multi-get. */
   get(id: string): Promise<Stored<EndpointDoc> | undefined> {
-    return this.reads.submit(id);
-  }
-
-  private async mget(ids: string[]): Promise<ItemOutcome<Stored<EndpointDoc> | undefined>[]> {
-    const res = await storeCall(() =>
-      this.ctx.client.mget<EndpointDoc>({ index: this.docs.index, ids }, { ...readRetries, ignore: [404] }),
-    );
-    // A missing index answers 404 as a whole: nothing is found (as a single get with ignore 404).
-    if (!Array.isArray(res.docs)) return ids.map(() => ({ ok: true, value: undefined }));
-    return res.docs.map((d): ItemOutcome<Stored<EndpointDoc> | undefined> => {
-      if ('error' in d) {
-        if (d.error.type === 'index_not_found_exception') return { ok: true, value: undefined };
-        return { ok: false, error: itemError(500, d.error) };
-      }
-      if (!d.found || !d._source) return { ok: true, value: undefined };
-      return { ok: true, value: { id: d._id, doc: d._source, ...versionOf(d) } };
-    });
+    return this.docs.get(id);
   }
 
   /**
-   * Group commit of connection bookkeeping: concurrent partial updates go out in one bulk
+   * Group commit of connection-state updates: concurrent partial updates go out in one bulk
    * request without a forced refresh. Each caller is answered only with its own item's
    * result, after Elasticsearch acknowledged the request: whether the (updated) endpoint is
    * soft-deleted, or the error its own update would have raised (NotFoundError when the
    * endpoint does not exist, ConflictError, ServiceUnavailableError).
    */
-  bookkeep(id: string, partial: Partial<EndpointDoc>): Promise<{ deleted: boolean }> {
+  updateConnectionState(id: string, partial: Partial<EndpointDoc>): Promise<{ deleted: boolean }> {
     return this.groupCommit.submit({ id, partial });
   }
 
-  private async bookkeepBulk(items: Bookkeeping[]): Promise<ItemOutcome<{ deleted: boolean }>[]> {
+  private async updateConnectionStates(items: ConnectionStateUpdate[]): Promise<ItemOutcome<{ deleted: boolean }>[]> {
     const res = await this.docs.bulk(
       items.flatMap((it) => [
         { update: { _id: it.id, retry_on_conflict: LAST_WRITE_WINS_RETRIES } },
@@ -117,38 +87,7 @@ export class EndpointStore {
       ]),
       { refresh: false },
     );
-    return bookkeepingOutcomes(items, res);
-  }
-
-  private async msearch(bodies: SearchBody[]): Promise<ItemOutcome<SearchResult<EndpointDoc>>[]> {
-    const res = await storeCall(() =>
-      this.ctx.client.msearch<EndpointDoc>(
-        {
-          index: this.docs.index,
-          // Every search of the batch starts at once (as separate requests would); the default
-          // runs them in waves of the search pool size, so the first would wait for the last.
-          max_concurrent_searches: bodies.length,
-          // The shard request cache also for searches with hits (by default only size 0): the
-          // consoles' identical first pages and the inventory's excluded-endpoint lookups are
-          // answered from it until the next refresh that changed the shard, which invalidates it,
-          // so a search after a write's acknowledgement still sees the write (docs/decisions.md).
-          searches: bodies.flatMap((b) => [{ request_cache: true }, { seq_no_primary_term: true, version: true, ...b } as estypes.SearchSearchRequestBody]),
-        },
-        readRetries,
-      ),
-    );
-    return res.responses.map((r): ItemOutcome<SearchResult<EndpointDoc>> => {
-      if ('error' in r) return { ok: false, error: itemError(r.status, r.error) };
-      const total = typeof r.hits.total === 'number' ? r.hits.total : (r.hits.total?.value ?? 0);
-      return {
-        ok: true,
-        value: {
-          total,
-          items: r.hits.hits.map((h) => ({ id: h._id as string, doc: h._source as EndpointDoc, ...versionOf(h) })),
-          aggregations: r.aggregations,
-        },
-      };
-    });
+    return connectionStateOutcomes(items, res);
   }
 
   getMany(ids: string[]): Promise<Stored<EndpointDoc>[]> {
@@ -179,7 +118,7 @@ export class EndpointStore {
 
   /** One search; concurrent ones travel in one multi-search. */
   search(query: Query, page: PageQuery): Promise<SearchResult<EndpointDoc>> {
-    return this.searches.submit({ query, ...page });
+    return this.docs.search({ query, ...page });
   }
 
   count(query: Query): Promise<number> {
@@ -192,52 +131,59 @@ export class EndpointStore {
   }
 
   /**
+   * Every matching document in id order: one search when they fit in `firstSize` (the usual
+   * case), else streamed with a point in time in batches of `scanBatch`.
+   */
+  async allMatching(query: Query, firstSize: number, scanBatch = firstSize): Promise<Stored<EndpointDoc>[]> {
+    const first = await this.docs.search({ query, from: 0, size: firstSize, sort: [{ id: 'asc' }], track_total_hits: true });
+    if (first.total <= first.items.length) return first.items;
+    const out: Stored<EndpointDoc>[] = [];
+    for await (const batch of this.scan(query, scanBatch)) out.push(...batch);
+    return out;
+  }
+
+  /**
    * Every bucket of a terms aggregation (composite paging: no top-N cut), up to `maxBuckets`:
    * more → 400 (narrow the criteria), decided before the rest is read.
    */
-  async termsAll(query: Query, field: string, maxBuckets = MAX_AGGREGATION_BUCKETS): Promise<{ key: string; count: number }[]> {
-    const out: { key: string; count: number }[] = [];
-    let after: Record<string, estypes.FieldValue> | undefined;
-    for (;;) {
-      const res = await this.searches.submit({
-        query,
-        size: 0,
-        track_total_hits: false,
-        aggs: {
-          buckets: { composite: { size: 1000, sources: [{ key: { terms: { field } } }], ...(after ? { after } : {}) } },
-        },
-      });
-      const agg = res.aggregations?.buckets as estypes.AggregationsCompositeAggregate | undefined;
-      const buckets = (agg?.buckets ?? []) as estypes.AggregationsCompositeBucket[];
-      for (const b of buckets) out.push({ key: String(b.key.key), count: b.doc_count });
-      if (out.length > maxBuckets) {
-        throw new BadRequestError(`more than ${maxBuckets} distinct values of ${field} match; narrow the criteria`);
-      }
-      if (buckets.length < 1000 || !agg?.after_key) break;
-      after = agg.after_key;
-    }
-    return out;
+  termsAll(query: Query, field: string, maxBuckets = MAX_AGGREGATION_BUCKETS): Promise<TermCount[]> {
+    return compositeAll(
+      async (after, chunk) => {
+        const res = await this.docs.search({
+          query,
+          size: 0,
+          track_total_hits: false,
+          aggs: { buckets: { composite: { size: chunk, sources: [{ key: { terms: { field } } }], ...(after ? { after } : {}) } } },
+        });
+        const { buckets, after: next } = compositeChunk(res.aggregations?.buckets);
+        return { buckets: buckets.map((b) => ({ key: String(b.key.key), count: b.doc_count })), after: next };
+      },
+      {
+        chunk: COMPOSITE_CHUNK,
+        max: maxBuckets,
+        tooMany: () => new BadRequestError(`more than ${maxBuckets} distinct values of ${field} match; narrow the criteria`),
+      },
+    );
   }
 
   /** Sum of a numeric field over matching documents. */
   async sum(query: Query, field: string): Promise<number> {
-    const res = await this.searches.submit({ query, size: 0, track_total_hits: false, aggs: { total: { sum: { field } } } });
+    const res = await this.docs.search({ query, size: 0, track_total_hits: false, aggs: { total: { sum: { field } } } });
     return (res.aggregations?.total as estypes.AggregationsSumAggregate | undefined)?.value ?? 0;
   }
 
-  /** Partial updates of many endpoints in one bulk request; returns the ids that failed. */
-  async bulkPatch(items: { id: string; partial: Partial<EndpointDoc> }[], opts: WriteOptions = {}): Promise<string[]> {
+  /**
+   * Writes each document as it was read with a change (the device migration's mark), in one
+   * bulk request without waiting for visibility, each conditional on the seq_no/primary term
+   * of its read; answers the bulk items (a document changed meanwhile fails with a conflict).
+   */
+  async replaceAsRead(items: { hit: Stored<EndpointDoc>; doc: EndpointDoc }[]): Promise<estypes.BulkResponseItem[]> {
     if (items.length === 0) return [];
     const res = await this.docs.bulk(
-      items.flatMap((i) => [{ update: { _id: i.id } }, { doc: i.partial }]),
-      opts,
+      items.flatMap(({ hit, doc }) => [{ index: { _id: hit.id, if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm } }, doc]),
+      { refresh: false },
     );
-    return res.errors ? res.items.filter((it) => it.update?.error).map((it) => String(it.update?._id)) : [];
-  }
-
-  /** Raw bulk (seeding, group commit): operations in the bulk API's shape. */
-  bulk(operations: estypes.BulkRequest['operations'], opts: WriteOptions = {}): Promise<estypes.BulkResponse> {
-    return this.docs.bulk(operations, opts);
+    return res.items.map((it) => it.index).filter((r): r is estypes.BulkResponseItem => r !== undefined);
   }
 
   /** Makes the writes acknowledged before the call searchable (after writes made with `refresh: false`). */
@@ -245,14 +191,14 @@ export class EndpointStore {
     return this.docs.visible();
   }
 
-  /** Refreshes the index (ops tooling after a bulk load; never on a request path). */
-  async refresh(): Promise<void> {
-    await storeCall(() => this.ctx.client.indices.refresh({ index: this.docs.index }));
+  /** Refreshes the index whatever the visibility policy (the device migration's marks; never on a request path). */
+  refresh(): Promise<void> {
+    return this.docs.refresh();
   }
 }
 
-/** Bulk update results → one outcome per bookkeeping item (exported for its unit test). */
-export function bookkeepingOutcomes(items: Bookkeeping[], res: estypes.BulkResponse): ItemOutcome<{ deleted: boolean }>[] {
+/** Bulk update results → one outcome per connection-state update (exported for its unit test). */
+export function connectionStateOutcomes(items: ConnectionStateUpdate[], res: estypes.BulkResponse): ItemOutcome<{ deleted: boolean }>[] {
   if (res.items.length !== items.length) {
     const err = new Error(`bulk answered ${res.items.length} items for ${items.length}`);
     return items.map(() => ({ ok: false, error: err }));

@@ -1,8 +1,9 @@
 /** Spec 4.7: organization license contracts. */
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
-import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
-import { pagedCriteriaSchema, pageSchema, type PageRequest } from '../../http/paging.js';
+import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
+import { pagedCriteriaSchema, pageSchema } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { isoDate, isoDateOut, orgId, serverOwnedFields } from '../../http/schemas.js';
 import { LICENSE_TYPES, type LicenseType } from '../licenses/model.js';
 import {
@@ -54,81 +55,65 @@ const orgTypeParams = Joi.object({ orgId: orgId.required(), type: licenseType.re
 
 type OrgType = { orgId: string; type: LicenseType };
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'licenses', sec: true, roles: READERS, errors: [400, 401, 403, 404, 409, 500] });
+
 export function orgLicenseContractRoutes(svc: OrgLicenseContractService): RouteSpec[] {
   return [
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'getOrgLicenseContracts',
       method: 'GET',
       path: '/org-license-contract/org/{orgId}',
       summary: "An organization's license contracts (every license type it has one for)",
-      tag: 'licenses',
       lane: 'interactive',
-      sec: true,
-      roles: READERS,
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(orgLicenseContract) } },
-      errors: STD_ERRORS,
+      errors: [400, 401, 403, 500],
       handler: async ({ params, access }) => ok(await svc.ofOrg(params.orgId, access)),
     }),
-    defineRoute<OrgType>({
+    route<OrgType>({
       operationId: 'getOrgLicenseContract',
       method: 'GET',
       path: '/org-license-contract/org/{orgId}/type/{type}',
       summary: "An organization's license contract of one type",
-      tag: 'licenses',
       lane: 'interactive',
-      sec: true,
-      roles: READERS,
       params: orgTypeParams,
       responses: { 200: { description: 'OK', schema: orgLicenseContract } },
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.get(params.orgId, params.type, access)),
     }),
-    defineRoute<OrgType, Record<string, never>, OrgLicenseContractInput>({
+    route<OrgType, Record<string, never>, OrgLicenseContractInput>({
       operationId: 'putOrgLicenseContract',
       method: 'PUT',
       path: '/org-license-contract/org/{orgId}/type/{type}',
       summary: "Replace an organization's license contract of one type (a stale version answers 409)",
-      tag: 'licenses',
       lane: 'admin',
-      sec: true,
       roles: WRITERS,
       params: orgTypeParams,
       body: replaceBody,
       responses: { 200: { description: 'OK', schema: orgLicenseContract } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, body, access }) => ok(await svc.replace(params.orgId, params.type, body, access)),
     }),
-    defineRoute<Record<string, never>, Record<string, never>, OrgLicenseContractInput & OrgType>({
+    route<Record<string, never>, Record<string, never>, OrgLicenseContractInput & OrgType>({
       operationId: 'createOrgLicenseContract',
       method: 'POST',
       path: '/org-license-contract',
       summary: 'Create the license contract of an (organization, type) pair (409 when it exists)',
-      tag: 'licenses',
       lane: 'admin',
-      sec: true,
       roles: WRITERS,
       body: createBody,
       responses: { 200: { description: 'OK', schema: orgLicenseContract } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ body, access }) => ok(await svc.create(body, access)),
     }),
-    defineRoute<
-      Record<string, never>,
-      Record<string, never>,
-      { criteria: OrgLicenseContractCriteria; pageRequest: PageRequest }
-    >({
+    route<Record<string, never>, Record<string, never>, { criteria: OrgLicenseContractCriteria; pageRequest: PageRequest }>({
       operationId: 'searchOrgLicenseContracts',
       method: 'POST',
       path: '/org-license-contract/searchPage',
       summary: 'Page through the license contracts matching every given criterion',
-      tag: 'licenses',
       lane: 'interactive',
-      sec: true,
-      roles: READERS,
       body: pagedCriteriaSchema(criteria, Object.keys(CONTRACT_SORT_FIELDS), 'PagedOrgLicenseContractCriteria'),
       responses: { 200: { description: 'OK', schema: pageSchema(orgLicenseContract, 'PageOrgLicenseContract') } },
-      errors: STD_ERRORS,
+      errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.searchPage(body.criteria, body.pageRequest, access)),
       deepSearch: ({ body, access }) => svc.deepSearch(body.criteria, body.pageRequest, access),
     }),

@@ -4,7 +4,9 @@
  */
 import type { Access } from '../../http/auth.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { pageQuery, toPage, type Page, type PageRequest, type SortOrder } from '../../http/paging.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
+import type { PageRequest, SortOrder } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import { checkIntegerVersion } from '../../store/versions.js';
 import { LICENSE_TYPES, type LicenseType } from '../licenses/model.js';

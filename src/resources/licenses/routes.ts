@@ -1,7 +1,7 @@
 /** Spec 4.7: licenses. */
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
-import { defineRoute, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { countWrapper, id, idParams, isoDateOut, orgId, serverOwnedField } from '../../http/schemas.js';
 import { LICENSE_STATES, LICENSE_TYPES, type LicenseState } from './model.js';
 import type { LicenseCriteria, LicenseInput, LicenseService } from './service.js';
@@ -56,63 +56,54 @@ const licenseCriteria = Joi.object({
   .default({})
   .label('LicenseCriteria');
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'licenses', sec: true, roles: READERS, errors: [400, 401, 403, 404, 409, 500] });
+
 export function licenseRoutes(svc: LicenseService): RouteSpec[] {
   return [
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'getLicense',
       method: 'GET',
       path: '/license/{id}',
       summary: 'Read a license',
-      tag: 'licenses',
       lane: 'interactive',
-      sec: true,
-      roles: READERS,
       params: idParams,
       responses: { 200: { description: 'OK', schema: licenseInfo } },
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.get(params.id, access)),
     }),
-    defineRoute<{ id: string }, Record<string, never>, LicenseInput>({
+    route<{ id: string }, Record<string, never>, LicenseInput>({
       operationId: 'putLicense',
       method: 'PUT',
       path: '/license/{id}',
       summary: 'Create or replace a license (its state changes only through PATCH; a stale version answers 409)',
-      tag: 'licenses',
       lane: 'admin',
-      sec: true,
       roles: WRITERS,
       params: idParams,
       body: licenseInfoIn,
       responses: { 200: { description: 'OK', schema: licenseInfo } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, body, access }) => ok(await svc.put(params.id, body, access)),
     }),
-    defineRoute<{ id: string; licenseState: LicenseState }>({
+    route<{ id: string; licenseState: LicenseState }>({
       operationId: 'patchLicenseState',
       method: 'PATCH',
       path: '/license/{id}/state/{licenseState}',
       summary: 'Move a license to another state (409 for a move the state machine does not allow)',
-      tag: 'licenses',
       lane: 'admin',
-      sec: true,
       roles: WRITERS,
       params: Joi.object({ id: id.required(), licenseState: licenseState.required() }),
       responses: { 200: { description: 'OK', schema: licenseInfo } },
-      errors: [400, 401, 403, 404, 409, 500],
       handler: async ({ params, access }) => ok(await svc.changeState(params.id, params.licenseState, access)),
     }),
-    defineRoute<Record<string, never>, Record<string, never>, LicenseCriteria>({
+    route<Record<string, never>, Record<string, never>, LicenseCriteria>({
       operationId: 'countLicenses',
       method: 'POST',
       path: '/license/count',
       summary: 'Count the licenses matching every given criterion',
-      tag: 'licenses',
       lane: 'heavy',
-      sec: true,
-      roles: READERS,
       body: licenseCriteria,
       responses: { 200: { description: 'OK', schema: countWrapper } },
-      errors: STD_ERRORS,
+      errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok({ count: await svc.count(body, access) }),
     }),
   ];

@@ -1,23 +1,6 @@
-/** Spec 2.4: enabled modules, their dynamic status, the organization summary and bundles. */
+/** Spec 2.4: enabled modules, their dynamic status and the organization summary. */
 
-/** The 14 module fields of EnabledModules, in the spec's order. */
-export const MODULE_NAMES = [
-  'fim',
-  'wel',
-  'antivirus',
-  'cmd',
-  'dnsFilter',
-  'fusionScanner',
-  'iocDetection',
-  'pan',
-  'policy',
-  'network',
-  'softwareInventory',
-  'vuln',
-  'fde',
-  'mdr',
-] as const;
-export type ModuleName = (typeof MODULE_NAMES)[number];
+import { MODULE_NAMES, type ModuleName } from '../module-names.js';
 
 export const DYNAMIC_MODULE_STATUSES = ['PENDING', 'ACTIVE', 'INACTIVE'] as const;
 export type DynamicModuleStatus = (typeof DYNAMIC_MODULE_STATUSES)[number];
@@ -57,14 +40,6 @@ export interface OrgEnabledModules {
   fimEnabled: boolean;
   panEnabled: boolean;
   windowsEventLogEnabled: boolean;
-}
-
-/** Bundle (fields not shown in the spec; designed here). */
-export interface Bundle {
-  id: string;
-  name: string;
-  description: string;
-  modules: ModuleName[];
 }
 
 /** The module fields present in a document or body. */

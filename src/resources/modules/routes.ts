@@ -1,10 +1,11 @@
 /** Spec 4.6: enabled modules per endpoint and per organization, the UI summary, bundle subscriptions. */
 import Joi from 'joi';
 import { READERS, WRITERS, type Role } from '../../http/auth.js';
-import { defineRoute, noContent, ok, STD_ERRORS, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut, orgId, serverOwnedFields } from '../../http/schemas.js';
-import { bundleSchema } from '../bundles/routes.js';
-import { DYNAMIC_MODULE_STATUSES, MODULE_NAMES, type ModuleScope } from './model.js';
+import { bundleSchema } from '../bundles/model.js';
+import { MODULE_NAMES } from '../module-names.js';
+import { DYNAMIC_MODULE_STATUSES, type ModuleScope } from './model.js';
 import type { EnabledModulesInput, ModuleService } from './service.js';
 
 const status = Joi.string().valid(...DYNAMIC_MODULE_STATUSES);
@@ -66,129 +67,108 @@ function scopeRoutes(svc: ModuleService, scope: ModuleScope): RouteSpec[] {
   const noun = scope === 'endpoint' ? 'Endpoint' : 'Org';
   const whose = scope === 'endpoint' ? "an endpoint's" : "an organization's";
   return [
-    defineRoute<ScopeParams>({
+    route<ScopeParams>({
       operationId: `get${noun}EnabledModules`,
       method: 'GET',
       path: base,
       summary: `Read ${whose} enabled modules (404 when never written)`,
-      tag: 'modules',
       lane: 'agent',
-      sec: true,
       roles: WITH_AGENT,
       params,
       responses: OK_MODULES,
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params: p, access }) => ok(await svc.get(scope, key(p), access)),
     }),
-    defineRoute<ScopeParams, Record<string, never>, EnabledModulesInput>({
+    route<ScopeParams, Record<string, never>, EnabledModulesInput>({
       operationId: `create${noun}EnabledModules`,
       method: 'POST',
       path: base,
       summary: `Create ${whose} enabled modules (409 when they exist)`,
-      tag: 'modules',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params,
       body: enabledModulesIn,
       responses: OK_MODULES,
-      errors: [...STD_ERRORS, 404, 409],
       handler: async ({ params: p, body, access }) => ok(await svc.create(scope, key(p), body, access)),
     }),
-    defineRoute<ScopeParams, Record<string, never>, EnabledModulesInput>({
+    route<ScopeParams, Record<string, never>, EnabledModulesInput>({
       operationId: `replace${noun}EnabledModules`,
       method: 'PUT',
       path: base,
       summary: `Replace ${whose} enabled modules (a stale version answers 409)`,
-      tag: 'modules',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params,
       body: enabledModulesIn,
       responses: OK_MODULES,
-      errors: [...STD_ERRORS, 404, 409],
       handler: async ({ params: p, body, access }) => ok(await svc.replace(scope, key(p), body, access)),
     }),
   ];
 }
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'modules', sec: true, roles: WRITERS, errors: [400, 401, 403, 404, 409, 500] });
+
 export function moduleRoutes(svc: ModuleService): RouteSpec[] {
   return [
     ...scopeRoutes(svc, 'endpoint'),
     ...scopeRoutes(svc, 'org'),
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'orgEnabledModulesInstallComplete',
       method: 'POST',
       path: '/org/{orgId}/enabled-modules/installcomplete',
       summary: "Confirm installation: the organization's PENDING modules become ACTIVE",
-      tag: 'modules',
       lane: 'agent',
-      sec: true,
       roles: [...WRITERS, 'agent'],
       params: orgParams,
       responses: { 204: { description: 'No Content' } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => {
         await svc.installComplete(params.orgId, access);
         return noContent();
       },
     }),
-    defineRoute({
+    route({
       operationId: 'getUiOrgModules',
       method: 'GET',
       path: '/ui/org/modules',
       summary: "OrgEnabledModules of the caller's own organization (the token's)",
-      tag: 'modules',
       lane: 'agent',
-      sec: true,
       roles: WITH_AGENT,
       responses: { 200: { description: 'OK', schema: orgEnabledModules } },
       errors: [401, 403],
       handler: async ({ access }) => ok(await svc.orgSummaryFor(access)),
     }),
-    defineRoute<{ orgId: string; bundleId: string }, Record<string, never>, { id?: string }>({
+    route<{ orgId: string; bundleId: string }, Record<string, never>, { id?: string }>({
       operationId: 'subscribeOrgBundle',
       method: 'POST',
       path: '/org/{orgId}/bundle/{bundleId}',
       summary: "Subscribe an organization to a bundle: its modules are added as PENDING (ACTIVE ones stay)",
-      tag: 'modules',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params: subscriptionParams,
       body: bundleIn,
       responses: OK_MODULES,
-      errors: [...STD_ERRORS, 404, 409],
       handler: async ({ params, body, access }) => ok(await svc.subscribe(params.orgId, params.bundleId, body, access)),
     }),
-    defineRoute<{ orgId: string; bundleId: string }>({
+    route<{ orgId: string; bundleId: string }>({
       operationId: 'unsubscribeOrgBundle',
       method: 'DELETE',
       path: '/org/{orgId}/bundle/{bundleId}',
       summary: "End a bundle subscription: its modules become INACTIVE unless another subscribed bundle includes them",
-      tag: 'modules',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params: subscriptionParams,
       responses: OK_MODULES,
-      errors: [...STD_ERRORS, 404, 409],
       handler: async ({ params, access }) => ok(await svc.unsubscribe(params.orgId, params.bundleId, access)),
     }),
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'listOrgBundles',
       method: 'GET',
       path: '/org/{orgId}/bundle',
       summary: 'The bundles an organization subscribes to',
-      tag: 'modules',
       lane: 'interactive',
-      sec: true,
       roles: READERS,
       extension: true,
       params: orgParams,
       responses: { 200: { description: 'OK', schema: Joi.array().items(bundleSchema) } },
-      errors: [...STD_ERRORS, 404],
+      errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.subscriptions(params.orgId, access)),
     }),
   ];

@@ -11,17 +11,16 @@ import { checkIntegerVersion } from '../../store/versions.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { BundleService } from '../bundles/service.js';
+import { MODULE_NAMES, type ModuleName } from '../module-names.js';
+import type { Bundle } from '../bundles/model.js';
 import {
-  MODULE_NAMES,
   moduleFieldsOf,
   type DynamicModuleStatus,
   type EnabledModules,
   type EnabledModulesDoc,
   type ModuleFields,
-  type ModuleName,
   type ModuleScope,
   type OrgEnabledModules,
-  type Bundle,
 } from './model.js';
 import type { EnabledModulesStore } from './store.js';
 

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { DocStore, type Query, type SearchResult, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
 import { RolloverAlias, type GenerationalIndex, type Generation } from '../../store/generations.js';
-import type { PageQuery } from '../../http/paging.js';
+import type { PageQuery } from '../../store/page-query.js';
 import type { NetworkHeartbeatDoc } from './model.js';
 
 /**

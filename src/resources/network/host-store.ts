@@ -2,7 +2,7 @@
 import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { PageQuery } from '../../http/paging.js';
+import type { PageQuery } from '../../store/page-query.js';
 import type { NetworkHost } from './model.js';
 import { PitSearch } from '../../store/scan.js';
 

@@ -48,8 +48,8 @@ export interface NetworkHostSearchCriteria {
   status?: NetworkHostStatus;
 }
 
-/** `AA-BB-CC-DD-EE-FF`, `aa:bb:…` or `aabb.ccdd.eeff` → `aa:bb:cc:dd:ee:ff`; undefined when not a MAC. */
-export function normalizeMac(input: string | undefined): string | undefined {
+/** Parses `AA-BB-CC-DD-EE-FF`, `aa:bb:…` or `aabb.ccdd.eeff` → `aa:bb:cc:dd:ee:ff`; undefined when not a MAC. */
+export function parseMac(input: string | undefined): string | undefined {
   if (!input) return undefined;
   const hex = input.trim().toLowerCase().replace(/[:.-]/g, '');
   if (!/^[0-9a-f]{12}$/.test(hex)) return undefined;

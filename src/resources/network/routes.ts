@@ -2,13 +2,14 @@
 import net from 'node:net';
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
-import { created, defineRoute, ok, type RouteSpec } from '../../http/routes.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, pagedCriteriaSchema, type PageRequest } from '../../http/paging.js';
+import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, pagedCriteriaSchema } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { id, isoDateOut, orgId } from '../../http/schemas.js';
 import { HOST_SORT_FIELDS, MAX_DISCOVERED_HOSTS, type DiscoveredHostsResult, type NetworkService } from './service.js';
 import {
   NETWORK_HOST_STATUSES,
-  normalizeMac,
+  parseMac,
   type HostSighting,
   type NetworkHeartbeat,
   type NetworkHostSearchCriteria,
@@ -50,9 +51,9 @@ const ipOrCidr = Joi.string()
   .custom((v: string, helpers) => (strictIp(v, true) ? v : helpers.error('ip.strict')))
   .messages({ 'ip.strict': '{{#label}} must be an IPv4 or IPv6 address or CIDR block (no leading zeros, no zone id)' });
 const macAddress = Joi.string()
-  // The document's form of what normalizeMac accepts: twelve hex digits, any of : . - between them.
+  // The document's form of what parseMac accepts: twelve hex digits, any of : . - between them.
   .pattern(/^\s*[:.-]*(?:[0-9A-Fa-f][:.-]*){12}\s*$/, 'MAC address')
-  .custom((v: string, helpers) => normalizeMac(v) ?? helpers.error('any.invalid'))
+  .custom((v: string, helpers) => parseMac(v) ?? helpers.error('any.invalid'))
   .messages({
     'any.invalid': '{{#label}} must be a MAC address (six hex octets)',
     'string.pattern.name': '{{#label}} must be a MAC address (six hex octets)',
@@ -121,30 +122,27 @@ const discoveredResult = Joi.object({
 
 const TAG = 'network';
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: TAG, sec: true, roles: WRITERS, errors: [400, 401, 403, 500] });
+
 export function networkRoutes(svc: NetworkService): RouteSpec[] {
   return [
-    defineRoute<Record<string, never>, Record<string, never>, NetworkHeartbeat>({
+    route<Record<string, never>, Record<string, never>, NetworkHeartbeat>({
       operationId: 'recordNetworkHeartbeat',
       method: 'POST',
       path: '/network-heartbeat',
       summary: "Store a network sensor's heartbeat and upsert the NetworkHost of its host address",
-      tag: TAG,
       lane: 'agent',
-      sec: true,
-      roles: WRITERS,
       body: heartbeatIn,
       responses: { 201: { description: 'Created', schema: heartbeatOut } },
-      errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => created(await svc.recordHeartbeat(body, access)),
     }),
-    defineRoute<{ endpointId: string }, { from?: string; to?: string; page: number; size: number }>({
+    route<{ endpointId: string }, { from?: string; to?: string; page: number; size: number }>({
       operationId: 'listNetworkHeartbeats',
       method: 'GET',
       path: '/network-heartbeat/endpoint/{endpointId}',
       summary: "An endpoint's heartbeats, newest first, optionally within [from, to)",
-      tag: TAG,
       lane: 'interactive',
-      sec: true,
       roles: READERS,
       extension: true,
       params: Joi.object({ endpointId: id.required() }),
@@ -155,34 +153,28 @@ export function networkRoutes(svc: NetworkService): RouteSpec[] {
         size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
       }),
       responses: { 200: { description: 'OK', schema: pageSchema(heartbeatOut, 'PageNetworkHeartbeat') } },
-      errors: [400, 401, 403, 500],
       handler: async ({ params, query, access }) => {
         const pr: PageRequest = { page: query.page, size: query.size };
         return ok(await svc.listHeartbeats(params.endpointId, { from: query.from, to: query.to }, pr, access));
       },
     }),
-    defineRoute<{ id: string; status: NetworkHostStatus }>({
+    route<{ id: string; status: NetworkHostStatus }>({
       operationId: 'setNetworkHostStatus',
       method: 'PUT',
       path: '/network-host/{id}/status/{status}',
       summary: "Set a network host's status",
-      tag: TAG,
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       params: Joi.object({ id: id.required(), status: statusValue.required() }),
       responses: { 200: { description: 'OK', schema: networkHost } },
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.setStatus(params.id, params.status, access)),
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'getNetworkHost',
       method: 'GET',
       path: '/network-host/{id}',
       summary: 'One network host (realtime)',
-      tag: TAG,
       lane: 'interactive',
-      sec: true,
       roles: READERS,
       extension: true,
       params: Joi.object({ id: id.required() }),
@@ -190,30 +182,24 @@ export function networkRoutes(svc: NetworkService): RouteSpec[] {
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.getHost(params.id, access)),
     }),
-    defineRoute<Record<string, never>, Record<string, never>, { criteria: NetworkHostSearchCriteria; pageRequest: PageRequest }>({
+    route<Record<string, never>, Record<string, never>, { criteria: NetworkHostSearchCriteria; pageRequest: PageRequest }>({
       operationId: 'searchNetworkHosts',
       method: 'POST',
       path: '/network-host/search-page',
       summary: 'Network hosts matching every given criteria field, paged (default: lastSeen, newest first)',
-      tag: TAG,
       lane: 'interactive',
-      sec: true,
       roles: READERS,
       body: pagedCriteriaSchema(criteria, Object.keys(HOST_SORT_FIELDS), 'PagedNetworkHostSearchCriteria').required(),
       responses: { 200: { description: 'OK', schema: pageSchema(networkHost, 'PageNetworkHost') } },
-      errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.search(body.criteria, body.pageRequest, access)),
       deepSearch: ({ body, access }) => svc.deepSearch(body.criteria, body.pageRequest, access),
     }),
-    defineRoute<Record<string, never>, Record<string, never>, HostSighting[]>({
+    route<Record<string, never>, Record<string, never>, HostSighting[]>({
       operationId: 'ingestDiscoveredNetworkHosts',
       method: 'POST',
       path: '/network-host/discovered',
       summary: `Upsert discovered hosts by org and MAC (or IP when no MAC); at most ${MAX_DISCOVERED_HOSTS} per request (413 beyond)`,
-      tag: TAG,
       lane: 'agent',
-      sec: true,
-      roles: WRITERS,
       extension: true,
       body: Joi.array().items(discoveredHost).required().label('DiscoveredHosts'),
       responses: { 200: { description: 'OK', schema: discoveredResult } },

@@ -5,7 +5,9 @@
  */
 import type { Access } from '../../http/auth.js';
 import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
-import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
+import type { PageRequest } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { Logger } from '../../log.js';
 import { heartbeatId, type HeartbeatStore } from './heartbeat-store.js';
@@ -15,7 +17,7 @@ import type { PitSearch } from '../../store/scan.js';
 import {
   foldSightings,
   mergeSighting,
-  normalizeMac,
+  parseMac,
   sightingId,
   type HostSighting,
   type NetworkHeartbeat,
@@ -187,7 +189,7 @@ export class NetworkService {
     }
     if (criteria.ipAddress !== undefined) filter.push({ term: { ipAddress: criteria.ipAddress } });
     if (criteria.macAddress !== undefined) {
-      const mac = normalizeMac(criteria.macAddress);
+      const mac = parseMac(criteria.macAddress);
       if (!mac) throw new ValidationError(`body.criteria.macAddress: ${criteria.macAddress} is not a MAC address`);
       filter.push({ term: { macAddress: mac } });
     }

@@ -1,5 +1,5 @@
 /** Config (body of POST /config/org; designed here) and its ConfigFields (spec 2.4). */
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export interface WinEventLogConfig {
   name: string;

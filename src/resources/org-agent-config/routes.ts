@@ -1,7 +1,7 @@
 /** Spec 4.9: organization agent configuration (POST /config/org) and its read-back. */
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
-import { created, defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
 import { isoDateOut, orgId, userKey } from '../../http/schemas.js';
 import type { Config } from './model.js';
 import type { OrgAgentConfigService } from './service.js';
@@ -98,30 +98,27 @@ const configOut = Joi.object({
   updatedBy: userKey.required(),
 }).label('Config');
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'config', sec: true, roles: WRITERS, errors: [400, 401, 403, 500] });
+
 export function orgAgentConfigRoutes(svc: OrgAgentConfigService): RouteSpec[] {
   return [
-    defineRoute<Record<string, never>, Record<string, never>, Config>({
+    route<Record<string, never>, Record<string, never>, Config>({
       operationId: 'putOrgAgentConfig',
       method: 'POST',
       path: '/config/org',
       summary: "Set an organization's agent configuration (replaces the previous one)",
-      tag: 'config',
       lane: 'admin',
-      sec: true,
-      roles: WRITERS,
       body: configIn,
       responses: { 201: { description: 'Created', schema: configOut } },
-      errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => created(await svc.put(body, access)),
     }),
-    defineRoute<{ orgId: string }>({
+    route<{ orgId: string }>({
       operationId: 'getOrgAgentConfig',
       method: 'GET',
       path: '/config/org/{orgId}',
       summary: "Read an organization's agent configuration",
-      tag: 'config',
       lane: 'interactive',
-      sec: true,
       roles: READERS,
       extension: true,
       params: Joi.object({ orgId: orgId.required() }),

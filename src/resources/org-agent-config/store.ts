@@ -1,7 +1,7 @@
 /** The org-agent-configs index: one agent Config per organization, keyed by orgId. */
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 import type { ConfigFields } from './model.js';
 
 export interface OrgAgentConfigDoc {

@@ -1,7 +1,7 @@
 /** Admin operations on organizations (beyond the spec; system role only). */
 import Joi from 'joi';
 import { SYSTEM_ONLY } from '../../http/auth.js';
-import { created, defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut } from '../../http/schemas.js';
 import type { OrganizationService, OrganizationUpdate } from './service.js';
 
@@ -28,52 +28,44 @@ const updateBody = Joi.object({
   .required()
   .label('OrganizationUpdate');
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'admin', sec: true, roles: SYSTEM_ONLY, errors: [400, 401, 403, 404, 409] });
+
 export function organizationRoutes(orgs: OrganizationService): RouteSpec[] {
   return [
-    defineRoute<Record<string, never>, Record<string, never>, { id: string; name: string; parentId?: string }>({
+    route<Record<string, never>, Record<string, never>, { id: string; name: string; parentId?: string }>({
       operationId: 'createOrganization',
       method: 'POST',
       path: '/admin/organizations',
       summary: 'Register an organization (optionally below a parent)',
-      tag: 'admin',
       lane: 'admin',
-      sec: true,
-      roles: SYSTEM_ONLY,
       extension: true,
       body: createBody,
       responses: { 201: { description: 'Created', schema: organization } },
-      errors: [400, 401, 403, 404, 409],
       handler: async ({ body, access }) => created(await orgs.create(body, access)),
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'getOrganization',
       method: 'GET',
       path: '/admin/organizations/{id}',
       summary: 'Read an organization',
-      tag: 'admin',
       lane: 'interactive',
-      sec: true,
-      roles: SYSTEM_ONLY,
       extension: true,
       params: Joi.object({ id: id.required() }),
       responses: { 200: { description: 'OK', schema: organization } },
       errors: [400, 401, 403, 404],
       handler: async ({ params, access }) => ok(await orgs.get(params.id, access)),
     }),
-    defineRoute<{ id: string }, Record<string, never>, OrganizationUpdate>({
+    route<{ id: string }, Record<string, never>, OrganizationUpdate>({
       operationId: 'updateOrganization',
       method: 'PATCH',
       path: '/admin/organizations/{id}',
       summary: 'Rename an organization and/or move it below another parent (its subtree moves with it)',
-      tag: 'admin',
-      sec: true,
-      roles: SYSTEM_ONLY,
       lane: 'admin',
       extension: true,
       params: Joi.object({ id: id.required() }),
       body: updateBody,
       responses: { 200: { description: 'OK', schema: organization } },
-      errors: [400, 401, 403, 404, 409],
       handler: async ({ params, body }) => ok(await orgs.update(params.id, body)),
     }),
   ];

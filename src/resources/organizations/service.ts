@@ -154,7 +154,9 @@ export class OrganizationService implements OrgTree {
       if (err instanceof ConflictError) throw new ConflictError(`organization ${input.id} already exists`);
       throw err;
     }
-    // Known here at once; other instances reload on the feed's bump.
+    // Known here at once; other instances reload on the feed's bump. A load in flight may have read
+    // before this write: let it land first, or it would replace the snapshot with one that lacks the org.
+    await this.loading?.catch(() => undefined);
     if (this.snapshot) {
       this.snapshot.parent.set(doc.id, doc.parentId);
       if (doc.parentId) {

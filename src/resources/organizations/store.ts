@@ -2,7 +2,7 @@
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import { itemError } from '../../store/item-errors.js';
 import type { StoreContext } from '../../store/client.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export interface OrganizationDoc {
   id: string;

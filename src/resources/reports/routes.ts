@@ -1,7 +1,7 @@
 /** Spec 4.9: the host-info aggregation report. */
 import Joi from 'joi';
 import { READERS } from '../../http/auth.js';
-import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { aggregationTermBucket, orgId } from '../../http/schemas.js';
 import { HOST_INFO_COLUMNS, type ReportCriteria, type ReportService } from './service.js';
 
@@ -15,20 +15,19 @@ const reportCriteria = Joi.object<ReportCriteria>({
   .required()
   .label('ReportCriteria');
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'report', sec: true, roles: READERS, errors: [400, 401, 403] });
+
 export function reportRoutes(svc: ReportService): RouteSpec[] {
   return [
-    defineRoute<Record<string, never>, Record<string, never>, ReportCriteria>({
+    route<Record<string, never>, Record<string, never>, ReportCriteria>({
       operationId: 'hostInfoAggregation',
       method: 'POST',
       path: '/report/host-info/aggregation',
       summary: 'Non-deleted endpoints counted per value of one hostInfo field, count descending then key',
-      tag: 'report',
       lane: 'heavy',
-      sec: true,
-      roles: READERS,
       body: reportCriteria,
       responses: { 200: { description: 'OK', schema: Joi.array().items(aggregationTermBucket) } },
-      errors: [400, 401, 403],
       handler: async ({ body, access }) => ok(await svc.hostInfoAggregation(body, access)),
     }),
   ];

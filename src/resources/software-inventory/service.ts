@@ -1,13 +1,12 @@
 /**
- * Software inventory rules (spec 4.10). Endpoint operations reach the endpoint through
- * EndpointService.getVisible (404/403, agents only their own); organization views cover
- * exactly one organization (not its subtree) and leave out deleted and uninstalled
- * endpoints, found through the endpoints store at query time (see docs/decisions.md).
+ * Software inventory rules (spec 4.10), one endpoint's inventory: the endpoint is reached
+ * through EndpointService.getVisible (404/403, agents only their own). The organization
+ * views are `org` (org-views.ts).
  */
-import type { estypes } from '@elastic/elasticsearch';
 import type { Access } from '../../http/auth.js';
-import { BadRequestError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
-import { pageQuery, RESULT_WINDOW, toPage, type Page, type PageRequest, type SortOrder } from '../../http/paging.js';
+import { NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
 import type { Query, WriteOptions } from '../../store/doc-store.js';
 import { CompositeSearch, PitSearch } from '../../store/scan.js';
 import type { EndpointService } from '../endpoints/service.js';
@@ -19,32 +18,16 @@ import {
   dedupe,
   diffInventory,
   softwareId,
-  splitPairKey,
   toInventoryDoc,
   toRecord,
   type EndpointInstalledSoftware,
-  type EndpointInstalledSoftwareCount,
-  type EndpointInstalledSoftwareWithName,
   type InstalledSoftware,
   type InventoryOwner,
   type SoftwareChange,
   type SoftwareInventoryDoc,
-  type SoftwareInventorySearchCriteria,
 } from './model.js';
-import { COMPOSITE_CHUNK, type SoftwareInventoryStore, type SourceOrder } from './store.js';
-
-/** Most entries (or pairs) an organization array view returns; more → 400 naming the paged view. */
-export const MAX_LIST_ITEMS = 100_000;
-
-/** Endpoints fetched per mget when adding endpoint names. */
-const NAME_BATCH = 1000;
-/** Ids per `terms` clause of the exclusion (below Elasticsearch's index.max_terms_count of 65,536). */
-const TERMS_CHUNK = 50_000;
-
-export interface PagedSearch {
-  criteria: SoftwareInventorySearchCriteria;
-  pageRequest: PageRequest;
-}
+import { criteriaFilters, MAX_LIST_ITEMS, OrgSoftwareInventory, type PagedSearch } from './org-views.js';
+import type { SoftwareInventoryStore } from './store.js';
 
 export interface ReplaceResult {
   created: number;
@@ -58,26 +41,9 @@ export interface SoftwareInventoryOptions {
   maxListItems?: number;
 }
 
-const BY_NAME_VERSION_ENDPOINT: estypes.SortCombinations[] = [
-  { name: 'asc' },
-  { version: 'asc' },
-  { endpointId: 'asc' },
-  { id: 'asc' },
-];
-const BY_ENDPOINT: estypes.SortCombinations[] = [{ endpointId: 'asc' }, { id: 'asc' }];
-
 function byNameVersion(a: SoftwareInventoryDoc, b: SoftwareInventoryDoc): number {
   if (a.name !== b.name) return a.name < b.name ? -1 : 1;
   return a.version < b.version ? -1 : a.version > b.version ? 1 : 0;
-}
-
-function criteriaFilters(c: SoftwareInventorySearchCriteria): Query[] {
-  const out: Query[] = [];
-  if (c.name) out.push({ term: { name: c.name } });
-  if (c.namePrefix) out.push({ prefix: { name: { value: c.namePrefix, case_insensitive: true } } });
-  if (c.version) out.push({ term: { version: c.version } });
-  if (c.vendor) out.push({ term: { vendor: c.vendor } });
-  return out;
 }
 
 function assertSameName(pathName: string, bodyName: string | undefined): void {
@@ -86,20 +52,19 @@ function assertSameName(pathName: string, bodyName: string | undefined): void {
   }
 }
 
-const direction = (o: SortOrder): SourceOrder => (o.direction === 'DESC' ? 'desc' : 'asc');
-
 export class SoftwareInventoryService {
   private readonly lastSeenRefreshMs: number;
-  private readonly maxListItems: number;
+  /** The organization views: lists and summaries of exactly one organization. */
+  readonly org: OrgSoftwareInventory;
 
   constructor(
-    readonly store: SoftwareInventoryStore,
+    private readonly store: SoftwareInventoryStore,
     private readonly endpoints: EndpointService,
-    private readonly orgs: OrganizationService,
+    orgs: OrganizationService,
     opts: SoftwareInventoryOptions = {},
   ) {
     this.lastSeenRefreshMs = opts.lastSeenRefreshMs ?? DEFAULT_LAST_SEEN_REFRESH_MS;
-    this.maxListItems = opts.maxListItems ?? MAX_LIST_ITEMS;
+    this.org = new OrgSoftwareInventory(store, endpoints, orgs, opts.maxListItems ?? MAX_LIST_ITEMS);
   }
 
   private async owner(endpointId: string, access: Access): Promise<InventoryOwner> {
@@ -237,6 +202,7 @@ export class SoftwareInventoryService {
     await this.store.bulkWrite([moved], [old.id]);
     return toRecord(moved);
   }
+<<<<<<< HEAD
 
   // ---- one organization ----
 
@@ -444,4 +410,6 @@ export class SoftwareInventoryService {
       return { items: res.buckets, after: res.after, total: res.distinct };
     });
   }
+=======
+>>>>>>> i12-floors
 }

@@ -4,7 +4,7 @@ import { DocStore, type Query, type SearchResult, type Sort, type Stored, type W
 import { readRetries, type StoreContext } from '../../store/client.js';
 import { storeCall } from '../../store/errors.js';
 import { NotFoundError, ServiceUnavailableError } from '../../errors.js';
-import type { PageQuery } from '../../http/paging.js';
+import type { PageQuery } from '../../store/page-query.js';
 import type { SoftwareInventoryDoc } from './model.js';
 
 /** Bulk actions per request: a full report of 10,000 new entries is one request. */
@@ -258,8 +258,4 @@ export class SoftwareInventoryStore {
     return { keys: buckets.map((b) => ({ key: String(b.key), count: b.doc_count })), distinct: res.distinct ?? 0 };
   }
 
-  /** Refreshes the index (bulk loads and ops tooling; never on a request path). */
-  async refresh(): Promise<void> {
-    await storeCall(() => this.ctx.client.indices.refresh({ index: this.docs.index }));
-  }
 }

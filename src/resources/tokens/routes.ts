@@ -1,7 +1,7 @@
 /** Admin operations on tokens (beyond the spec; system role only). */
 import Joi from 'joi';
 import { ROLES, SYSTEM_ONLY } from '../../http/auth.js';
-import { created, defineRoute, noContent, ok, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, created, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut, userKey } from '../../http/schemas.js';
 import type { TokenCreate, TokenService } from './service.js';
 
@@ -44,37 +44,31 @@ const tokenView = Joi.object({
   revokedBy: userKey,
   revokedReason: Joi.string(),
 }).label('Token');
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'admin', sec: true, roles: SYSTEM_ONLY, errors: [400, 401, 403, 404] });
 
 export function tokenRoutes(tokens: TokenService): RouteSpec[] {
   return [
-    defineRoute<Record<string, never>, Record<string, never>, TokenCreate>({
+    route<Record<string, never>, Record<string, never>, TokenCreate>({
       operationId: 'createToken',
       method: 'POST',
       path: '/admin/tokens',
       summary: 'Mint a token; the secret is in the response once',
-      tag: 'admin',
       lane: 'admin',
-      sec: true,
-      roles: SYSTEM_ONLY,
       extension: true,
       body: tokenCreate,
       responses: { 201: { description: 'Created', schema: issued } },
-      errors: [400, 401, 403, 404],
       handler: async ({ body, access }) => created(await tokens.create(body, access)),
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'revokeToken',
       method: 'DELETE',
       path: '/admin/tokens/{id}',
       summary: 'Revoke a token',
-      tag: 'admin',
       lane: 'admin',
-      sec: true,
-      roles: SYSTEM_ONLY,
       extension: true,
       params: Joi.object({ id: id.required() }),
       responses: { 204: { description: 'Revoked' } },
-      errors: [400, 401, 403, 404],
       handler: async ({ params, access }) => {
         await tokens.revoke(params.id, access);
         return noContent();

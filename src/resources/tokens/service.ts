@@ -1,6 +1,6 @@
 /** Minting and revoking tokens (the lifecycle spec section 5 leaves open). */
 import crypto from 'node:crypto';
-import { hashToken, newTokenSecret, type Access, type Authenticator, type Role } from '../../http/auth.js';
+import { hashToken, newTokenSecret, type Access, type Authenticator, type Role, type TokenRecord } from '../../http/auth.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
@@ -21,13 +21,8 @@ export interface TokenCreate {
   expiresAt?: Date;
 }
 
-export interface IssuedToken {
-  id: string;
-  name: string;
-  orgId?: string;
-  role: Role;
-  endpointId?: string;
-  expiresAt?: string;
+/** A minted token: its record (never revoked yet) and, once, its secret. */
+export interface IssuedToken extends Omit<TokenRecord, 'revoked'> {
   createdAt: string;
   /** The secret, shown once. */
   token: string;

@@ -1,7 +1,7 @@
 /** Spec 4.8's vendor installation-data operation (its path is not shown; designed here). */
 import Joi from 'joi';
 import { WRITERS } from '../../http/auth.js';
-import { created, defineRoute, type RouteSpec } from '../../http/routes.js';
+import { routeDefaults, created, type RouteSpec } from '../../http/routes.js';
 import { id, orgId } from '../../http/schemas.js';
 import { VENDORS } from './store.js';
 import type { AntivirusInstallationData, VendorDataService } from './service.js';
@@ -26,20 +26,19 @@ const vendorData = Joi.object({
   orgId: Joi.string().required(),
 }).label('VendorData');
 
+/** What this file's route declarations share unless one says otherwise. */
+const route = routeDefaults({ tag: 'antivirus-vendor', sec: true, roles: WRITERS, errors: [400, 401, 403, 409, 500] });
+
 export function vendorDataRoutes(svc: VendorDataService): RouteSpec[] {
   return [
-    defineRoute<Record<string, never>, Record<string, never>, AntivirusInstallationData>({
+    route<Record<string, never>, Record<string, never>, AntivirusInstallationData>({
       operationId: 'registerAntivirusInstallation',
       method: 'POST',
       path: '/vendor/antivirus/installation-data',
       summary: "Register an endpoint's antivirus installation (uniqueId is the vendor's hardwareId); once per endpoint",
-      tag: 'antivirus-vendor',
       lane: 'agent',
-      sec: true,
-      roles: WRITERS,
       body: antivirusInstallationData,
       responses: { 201: { description: 'Created', schema: vendorData } },
-      errors: [400, 401, 403, 409, 500],
       handler: async ({ body, access }) => created(await svc.registerAntivirus(body, access)),
     }),
   ];

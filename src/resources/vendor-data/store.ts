@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
 export const VENDORS = ['ANTIVIRUS_VENDOR', 'DNS_FILTER'] as const;
 export type Vendor = (typeof VENDORS)[number];

@@ -1,9 +1,12 @@
-/** The org-configs index: one EndpointOrgConfig per organization, keyed by orgId. */
+/**
+ * The org-configs index: one EndpointOrgConfig per organization, keyed by orgId (the
+ * client-version pins the client-versions resource sets; no routes of its own).
+ */
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { UserKey } from '../../http/auth.js';
+import type { UserKey } from '../../domain.js';
 
-export interface OrgConfigDoc {
+export interface EndpointOrgConfigDoc {
   orgId: string;
   activated?: boolean;
   licenseKey?: string;
@@ -18,20 +21,20 @@ export interface OrgConfigDoc {
   updatedBy: UserKey;
 }
 
-export type OrgConfigPins = Pick<OrgConfigDoc, 'targetVersion' | 'targetVersionLinux' | 'targetVersionMac' | 'targetVersionWindows'>;
+export type EndpointOrgConfigPins = Pick<EndpointOrgConfigDoc, 'targetVersion' | 'targetVersionLinux' | 'targetVersionMac' | 'targetVersionWindows'>;
 
-export class OrgConfigStore {
-  private readonly docs: DocStore<OrgConfigDoc>;
+export class EndpointOrgConfigStore {
+  private readonly docs: DocStore<EndpointOrgConfigDoc>;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<OrgConfigDoc>(ctx, 'org-configs', 'organization configuration');
+    this.docs = new DocStore<EndpointOrgConfigDoc>(ctx, 'org-configs', 'organization configuration');
   }
 
-  get(orgId: string): Promise<Stored<OrgConfigDoc> | undefined> {
+  get(orgId: string): Promise<Stored<EndpointOrgConfigDoc> | undefined> {
     return this.docs.get(orgId);
   }
 
   /** Sets the pins in one partial update, creating the configuration when absent. */
-  setPins(orgId: string, pins: OrgConfigPins, by: UserKey): Promise<Stored<OrgConfigDoc>> {
+  setPins(orgId: string, pins: EndpointOrgConfigPins, by: UserKey): Promise<Stored<EndpointOrgConfigDoc>> {
     const now = new Date().toISOString();
     return this.docs.patch(
       orgId,
@@ -41,7 +44,7 @@ export class OrgConfigStore {
   }
 
   /** Every configuration with a non-empty pin (legacy or per-OS), streamed. */
-  async *withPins(): AsyncGenerator<OrgConfigDoc[]> {
+  async *withPins(): AsyncGenerator<EndpointOrgConfigDoc[]> {
     const fields = ['targetVersion', 'targetVersionLinux', 'targetVersionMac', 'targetVersionWindows'];
     const query = { bool: { should: fields.map((field) => ({ exists: { field } })), minimum_should_match: 1 } };
     for await (const batch of this.docs.scan(query, { sort: [{ orgId: 'asc' }] })) yield batch.map((h) => h.doc);

@@ -1,0 +1,23 @@
+/**
+ * Domain types every layer may use (like src/errors.ts): the HTTP layer presents them, the
+ * resources and stores keep them. Nothing here imports src/http or src/store.
+ */
+
+/** Who wrote a record (spec UserKey). */
+export interface UserKey {
+  username: string;
+  authenticator: string;
+}
+
+/** One sort key of a PageRequest. */
+export interface SortOrder {
+  field: string;
+  direction: 'ASC' | 'DESC';
+}
+
+/** PageRequest (its fields are not shown in the spec; designed here). */
+export interface PageRequest {
+  page: number;
+  size: number;
+  sort?: SortOrder[];
+}

@@ -1,0 +1,35 @@
+/** Bundle (spec 4.6; its fields are not shown in the spec, designed here): a named set of modules. */
+import Joi from 'joi';
+import { id as idSchema } from '../../http/schemas.js';
+import { MODULE_NAMES, type ModuleName } from '../module-names.js';
+
+export interface Bundle {
+  id: string;
+  name: string;
+  description: string;
+  modules: ModuleName[];
+}
+
+/** A bundle definition: the shape the catalogue file and the admin operation share. */
+export const bundleFields = {
+  id: idSchema.required(),
+  name: Joi.string().trim().min(1).max(256).required(),
+  description: Joi.string().trim().allow('').max(4096).default(''),
+  modules: Joi.array()
+    .items(Joi.string().valid(...MODULE_NAMES))
+    .min(1)
+    // unique() already bounds it; max() says so in the document.
+    .max(MODULE_NAMES.length)
+    .unique()
+    .required(),
+};
+
+export const bundleSchema = Joi.object({
+  id: Joi.string().required(),
+  name: Joi.string().required(),
+  description: Joi.string().allow('').required(),
+  modules: Joi.array()
+    .items(Joi.string().valid(...MODULE_NAMES))
+    .required(),
+}).label('Bundle');
+

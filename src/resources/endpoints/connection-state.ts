@@ -1,0 +1,90 @@
+/**
+ * Connection-state updates of endpoints (the hot path: connect, disconnect, uninstall,
+ * fim-hoh) and the other state an endpoint reports (addresses, UTM status, WAN interfaces).
+ */
+import type { Access } from '../../http/auth.js';
+import { NotFoundError } from '../../errors.js';
+import { readModifyWrite } from '../../store/optimistic.js';
+import { carrierWan, type ConnectionStatus, type EndpointDoc, type EndpointRecord, type InterfaceStatus, type WanStatus } from './model.js';
+import type { EndpointReads } from './reads.js';
+import { toEndpointRecord, type EndpointStore } from './store.js';
+import type { UniqueKeys } from './unique-keys.js';
+
+export class ConnectionStateUpdates {
+  constructor(
+    private readonly store: EndpointStore,
+    private readonly reads: EndpointReads,
+    private readonly keys: UniqueKeys,
+  ) {}
+
+  /**
+   * One partial update without a forced refresh. An agent token is bound to its endpoint and
+   * a system token sees everything, so theirs is the single round trip: the update answers
+   * the document, and a deleted one is 404 (the write to an invisible record is harmless).
+   * Org-scoped tokens need the record's org first: a read decides 404/403, then the same
+   * last-write-wins update (docs/decisions.md: why not conditional on the read).
+   */
+  private async update(id: string, partial: Partial<EndpointDoc>, access: Access): Promise<void> {
+    access.assertAgentSelf(id);
+    if (access.role !== 'agent' && !access.unrestricted) await this.reads.getVisible(id, access);
+    // Group commit: concurrent updates share one bulk request (EndpointStore.updateConnectionState).
+    const { deleted } = await this.store.updateConnectionState(id, partial);
+    if (deleted) throw new NotFoundError(`endpoint ${id} not found`);
+  }
+
+  /** The endpoint opened its socket: CONNECTED (also after UNINSTALLED: a reinstall). */
+  connect(id: string, access: Access): Promise<void> {
+    return this.update(id, { connectionStatus: 'CONNECTED', lastConnect: new Date().toISOString() }, access);
+  }
+
+  disconnect(id: string, access: Access): Promise<void> {
+    return this.update(id, { connectionStatus: 'DISCONNECTED', lastDisconnect: new Date().toISOString() }, access);
+  }
+
+  uninstall(id: string, access: Access): Promise<void> {
+    return this.update(id, { connectionStatus: 'UNINSTALLED' }, access);
+  }
+
+  setFimHoh(id: string, hoh: string, access: Access): Promise<void> {
+    return this.update(id, { fimHoh: hoh }, access);
+  }
+
+  /**
+   * Internal and external addresses; 409 for an UNINSTALLED or deleted endpoint. The store's
+   * default refresh: both feed the `basic` free-text search, and addresses change rarely.
+   */
+  async setAddresses(id: string, internalIps: string[], externalIp: string, access: Access): Promise<void> {
+    await this.reads.patchAfterRead(id, access, () => ({ internalIps, lastIp: externalIp }), {
+      read: (eid) => this.reads.getActionable(eid, access),
+    });
+  }
+
+  /** Sets a UTM's connection status; the read decides its family and the caller's reach. */
+  async setUtmConnectionStatus(id: string, status: ConnectionStatus, access: Access): Promise<void> {
+    const now = new Date().toISOString();
+    await this.reads.patchAfterRead(
+      id,
+      access,
+      () => ({
+        connectionStatus: status,
+        ...(status === 'CONNECTED' ? { lastConnect: now } : {}),
+        ...(status === 'DISCONNECTED' ? { lastDisconnect: now } : {}),
+      }),
+      { refresh: false, read: (eid) => this.reads.getFamilyHit(eid, 'utm', access) },
+    );
+  }
+
+  /** Records a WAN interface report of the UTM with this serial and recomputes `wanStatus`. */
+  async reportInterface(serial: string, name: WanStatus, status: InterfaceStatus, access: Access): Promise<EndpointRecord> {
+    return readModifyWrite(async () => {
+      const hit = await this.keys.findHit('utm-serial', serial, 'utm', access);
+      const interfaces = { ...(hit.doc.interfaces ?? {}), [name]: status };
+      const saved = await this.store.patch(
+        hit.id,
+        { interfaces, wanStatus: carrierWan(interfaces, hit.doc.wanStatus), updatedAt: new Date().toISOString(), updatedBy: access.userKey },
+        { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm },
+      );
+      return toEndpointRecord(saved);
+    });
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Lists, page searches, counts and aggregations over endpoints, for the endpoint routes and
+ * for the resources that need endpoint records (software inventory, reports).
+ */
+import type { Access } from '../../http/auth.js';
+import { toPage, type Page } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
+import { byCountThenKey, type TermCount } from '../../store/aggregations.js';
+import type { Query } from '../../store/doc-store.js';
+import { pageQuery } from '../../store/page-query.js';
+import {
+  endpointCriteriaQuery,
+  familyQuery,
+  lteCriteriaQuery,
+  utmCriteriaQuery,
+  type EndpointCriteria,
+  type LteEndpointCriteria,
+  type UtmCriteria,
+} from './criteria.js';
+import type { EndpointRecord, Family } from './model.js';
+import { ENDPOINT_SORT, LTE_SORT, UTM_SORT } from './schema.js';
+import { toEndpointRecordInPlace, type EndpointStore } from './store.js';
+
+/** Records a list answers from one search before it streams. */
+const LIST_BATCH = 1000;
+
+export class EndpointQueries {
+  constructor(
+    private readonly store: EndpointStore,
+    private readonly orgs: { children(orgId: string): Promise<string[]>; descendants(orgId: string): Promise<string[]> },
+  ) {}
+
+  /**
+   * Every visible record of a family matching `filters`, in id order: one search when they
+   * fit in one batch (the usual case), else streamed with a point in time.
+   */
+  private async list(family: Family, filters: Query[], access: Access): Promise<EndpointRecord[]> {
+    const query = familyQuery(family, await access.visibleOrgs(), filters);
+    return (await this.store.allMatching(query, LIST_BATCH)).map(toEndpointRecordInPlace);
+  }
+
+  utmsAtSite(siteId: string, access: Access): Promise<EndpointRecord[]> {
+    return this.list('utm', [{ term: { siteId } }], access);
+  }
+
+  utmsInNetwork(network: string, access: Access): Promise<EndpointRecord[]> {
+    return this.list('utm', [{ term: { merakiNetworkId: network } }], access);
+  }
+
+  ltesAtSite(siteId: string, access: Access): Promise<EndpointRecord[]> {
+    return this.list('lte', [{ term: { 'site.id': siteId } }], access);
+  }
+
+  /** Agents of the org's direct child organizations, or of every organization below it. */
+  async agentsBelow(orgId: string, depth: 'children' | 'descendants', access: Access): Promise<EndpointRecord[]> {
+    await access.assertOrg(orgId);
+    const orgs = depth === 'children' ? await this.orgs.children(orgId) : await this.orgs.descendants(orgId);
+    if (orgs.length === 0) return [];
+    return this.list('agent', [{ terms: { orgId: orgs } }], access);
+  }
+
+  private async page(query: Query, pr: PageRequest, sort: Record<string, string>): Promise<Page<EndpointRecord>> {
+    const res = await this.store.search(query, pageQuery(pr, sort));
+    return toPage(pr, res.total, res.items.map(toEndpointRecordInPlace));
+  }
+
+  private async utmQuery(c: UtmCriteria, access: Access): Promise<Query> {
+    return utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false));
+  }
+
+  async searchUtm(c: UtmCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
+    return this.page(await this.utmQuery(c, access), pr, UTM_SORT);
+  }
+
+  async countUtm(c: UtmCriteria, access: Access): Promise<number> {
+    return this.store.count(await this.utmQuery(c, access));
+  }
+
+  /** One bucket per model (all of them), by count descending then model. */
+  async utmModelAggregation(c: UtmCriteria, access: Access): Promise<TermCount[]> {
+    return (await this.store.termsAll(await this.utmQuery(c, access), 'model')).sort(byCountThenKey);
+  }
+
+  async searchLte(c: LteEndpointCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
+    const query = lteCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false));
+    return this.page(query, pr, LTE_SORT);
+  }
+
+  /** Sum of dataUsage over the LTE endpoints visible to the caller. */
+  async lteDataUsageSum(access: Access): Promise<number> {
+    return this.store.sum(familyQuery('lte', await access.visibleOrgs()), 'dataUsage');
+  }
+
+  async searchAgents(c: EndpointCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
+    const query = endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false));
+    return this.page(query, pr, ENDPOINT_SORT);
+  }
+
+  // ---- for other resources (their callers decided access) ------------------------------------
+
+  /** Every value of a field with its count of non-deleted endpoints in `orgs` (all orgs when undefined), by count then value. */
+  async countsByValue(field: string, orgs: string[] | undefined): Promise<TermCount[]> {
+    const filter: Query[] = orgs ? [{ terms: { orgId: orgs } }] : [];
+    const query: Query = { bool: { filter, must_not: [{ term: { deleted: true } }] } };
+    return (await this.store.termsAll(query, field)).sort(byCountThenKey);
+  }
+
+  /** Ids of the organization's deleted or uninstalled endpoints (exactly this org, not its subtree). */
+  async inactiveIds(orgId: string): Promise<string[]> {
+    const query: Query = {
+      bool: {
+        filter: [{ term: { orgId } }],
+        should: [{ term: { deleted: true } }, { term: { connectionStatus: 'UNINSTALLED' } }],
+        minimum_should_match: 1,
+      },
+    };
+    return (await this.store.allMatching(query, LIST_BATCH, 5000)).map((h) => h.id);
+  }
+
+  /** displayName of each existing endpoint among `ids` (one multi-get). */
+  async displayNames(ids: string[]): Promise<Map<string, string | undefined>> {
+    const hits = await this.store.getMany(ids);
+    return new Map(hits.map((e) => [e.id, e.doc.displayName]));
+  }
+}

@@ -1,0 +1,11 @@
+/** Command-message status moves as issue 5 tables them, written out independently of src/resources/commands/status.ts. */
+import type { CommandMessageStatus } from '../../src/resources/commands/model.js';
+
+export const COMMAND_MESSAGE_MOVES: Record<CommandMessageStatus, CommandMessageStatus[]> = {
+  CREATED: ['SENT', 'RETRY', 'MSG_SEND_FAIL', 'MSG_HYDRATE_FAIL', 'MSG_WSS_FAIL'],
+  RETRY: ['SENT', 'RETRY', 'MSG_SEND_FAIL', 'MSG_HYDRATE_FAIL', 'MSG_WSS_FAIL'],
+  SENT: [],
+  MSG_SEND_FAIL: [],
+  MSG_HYDRATE_FAIL: [],
+  MSG_WSS_FAIL: [],
+};
