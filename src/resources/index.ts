@@ -26,7 +26,6 @@ import { EndpointOrgConfigStore } from './client-versions/endpoint-org-config-st
 import { ClientVersionService, loadLatestReleases, parseConfiguredDefaults } from './client-versions/service.js';
 import { clientVersionRoutes } from './client-versions/routes.js';
 import { EndpointStore } from './endpoints/store.js';
-import { ConnectionStatusAggregation, connectionStatusRoutes } from './endpoints/status-aggregation.js';
 import { EndpointService } from './endpoints/service.js';
 import { DeviceMigrationService } from '../migration/device-migration.js';
 import { deviceMigrationRoutes } from './device-migration/routes.js';
@@ -86,7 +85,6 @@ export interface Services {
   tokens: TokenService;
   clientVersions: ClientVersionService;
   endpoints: EndpointService;
-  endpointStatuses: ConnectionStatusAggregation;
   deviceMigration: DeviceMigrationService;
   modules: ModuleService;
   bundles: BundleService;
@@ -197,7 +195,6 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     tokens,
     clientVersions,
     endpoints,
-    endpointStatuses: new ConnectionStatusAggregation(endpoints.store),
     deviceMigration,
     modules,
     bundles,
@@ -222,7 +219,6 @@ export function createServices({ config, store, log }: BaseDeps): Services {
 export function allRoutes(s: Services): RouteSpec[] {
   return [
     ...endpointFamilyRoutes(s.endpoints),
-    ...connectionStatusRoutes(s.endpointStatuses),
     ...deviceMigrationRoutes(s.deviceMigration),
     ...clientVersionRoutes(s.clientVersions),
     ...organizationRoutes(s.orgs),

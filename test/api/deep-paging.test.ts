@@ -11,6 +11,7 @@ import { P, type Api } from '../helpers/http.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { waitFor } from '../helpers/wait.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
+import { bulkEndpoints, refreshIndex } from '../helpers/endpoint-store.js';
 
 interface Page<T = Record<string, unknown>> {
   pageRequest: { page: number; size: number; sort?: unknown[] };
@@ -140,7 +141,6 @@ describe('Deep paging and export (issue 16)', function () {
     readerA = t.world.as(await t.world.token('reader', orgA));
     adminB = t.world.as(await t.world.token('admin', orgB));
 
-    const store = t.server.handle.services.endpoints.store;
     const now = new Date().toISOString();
     const by = { username: 'deep-paging-seed', authenticator: 'none' };
     const docs: EndpointDoc[] = [];
@@ -170,13 +170,14 @@ describe('Deep paging and export (issue 16)', function () {
     for (const id of idsChildA) idsA.add(id);
     add(orgB, B_AGENTS, 'b', idsB);
     for (let i = 0; i < docs.length; i += 5000) {
-      const res = await store.bulk(
+      const res = await bulkEndpoints(
+        t.server.store,
         docs.slice(i, i + 5000).flatMap((d) => [{ index: { _id: d.id } }, d]),
         { refresh: false },
       );
       expect(res.errors, JSON.stringify(res.items.find((it) => it.index?.error))).to.equal(false);
     }
-    await store.docs.visible();
+    await refreshIndex(t.server.store, 'endpoints');
   });
   after(async () => {
     await es.close();
@@ -440,13 +441,8 @@ describe('Deep paging and export (issue 16)', function () {
           site: { id: `s${i % 3}` },
         });
       }
-      const store = t.server.handle.services.endpoints.store;
-      const res = await store.bulk(
-        devices.flatMap((d) => [{ index: { _id: d.id } }, d]),
-        { refresh: false },
-      );
+      const res = await bulkEndpoints(t.server.store, devices.flatMap((d) => [{ index: { _id: d.id } }, d]));
       expect(res.errors).to.equal(false);
-      await store.docs.visible();
       const hosts = Array.from({ length: 23 }, (_, i) => ({
         orgId: orgB,
         ipAddress: `10.9.0.${i + 1}`,

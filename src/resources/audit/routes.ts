@@ -2,7 +2,8 @@
 import Joi from 'joi';
 import { WRITERS } from '../../http/auth.js';
 import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
-import { pageSchema, pagedCriteriaSchema, type PageRequest } from '../../http/paging.js';
+import { pageSchema, pagedCriteriaSchema } from '../../http/paging.js';
+import type { PageRequest } from '../../domain.js';
 import { id, isoDateOut, orgId } from '../../http/schemas.js';
 import { AUDIT_SORT_FIELDS, type AuditService } from './service.js';
 import { AUDIT_KINDS, type AuditSearchCriteria } from './model.js';

@@ -9,7 +9,9 @@
  * and backlog so a flood of bad tokens cannot turn into a flood of store writes.
  */
 import { ServiceUnavailableError } from '../../errors.js';
-import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
+import type { PageRequest } from '../../domain.js';
 import type { Access } from '../../http/auth.js';
 import type { Logger } from '../../log.js';
 import type { Query } from '../../store/doc-store.js';

@@ -11,7 +11,7 @@ import { storeCall } from '../../store/errors.js';
 import { itemError } from '../../store/item-errors.js';
 import { Batcher, type ItemOutcome } from '../../store/batcher.js';
 import { RolloverAlias, type Generation, type GenerationalIndex } from '../../store/generations.js';
-import type { PageQuery } from '../../http/paging.js';
+import type { PageQuery } from '../../store/page-query.js';
 import type { AuditEvent } from './model.js';
 
 /** Most events in one bulk request, and most bulk requests out at once. */

@@ -6,7 +6,6 @@ import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';
 import type { LteEndpointCriteria } from './criteria.js';
 import type { EndpointInput, EndpointService } from './service.js';
-import { deepLte } from './deep-search.js';
 import { endpointBody, lteEndpointRecord, pagedLteCriteria, pageLteEndpoint } from './schema.js';
 
 const TAG = 'lte-endpoint';
@@ -84,7 +83,7 @@ export function lteEndpointRoutes(svc: EndpointService): RouteSpec[] {
       body: pagedLteCriteria,
       responses: { 200: { description: 'OK', schema: pageLteEndpoint } },
       handler: async ({ body, access }) => ok(await svc.queries.searchLte(body.criteria, body.pageRequest, access)),
-      deepSearch: ({ body, access }) => deepLte(svc, body.criteria, body.pageRequest, access),
+      deepSearch: ({ body, access }) => svc.queries.deepLte(body.criteria, body.pageRequest, access),
     }),
   ];
 }

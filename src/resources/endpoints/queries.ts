@@ -17,7 +17,8 @@ import {
   type LteEndpointCriteria,
   type UtmCriteria,
 } from './criteria.js';
-import type { EndpointRecord, Family } from './model.js';
+import type { EndpointDoc, EndpointRecord, Family } from './model.js';
+import type { PitSearch } from '../../store/scan.js';
 import { ENDPOINT_SORT, LTE_SORT, UTM_SORT } from './schema.js';
 import { toEndpointRecordInPlace, type EndpointStore } from './store.js';
 
@@ -94,6 +95,25 @@ export class EndpointQueries {
   async searchAgents(c: EndpointCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
     const query = endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false));
     return this.page(query, pr, ENDPOINT_SORT);
+  }
+
+  // ---- the page searches prepared for cursors and exports (issue 16, src/http/deep-paging.ts) ----
+  // The same query (the caller's organizations resolved again on every call), the same sort with
+  // the id tiebreaker, the same hit-to-record mapping as the pages; page 0, since only the sort is
+  // wanted here (a cursor's depth is checked by the paging layer).
+
+  async deepAgents(c: EndpointCriteria, pr: PageRequest, access: Access): Promise<PitSearch<EndpointDoc, EndpointRecord>> {
+    const query = endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false));
+    return this.store.pitSearch(query, pageQuery({ ...pr, page: 0 }, ENDPOINT_SORT).sort);
+  }
+
+  async deepUtm(c: UtmCriteria, pr: PageRequest, access: Access): Promise<PitSearch<EndpointDoc, EndpointRecord>> {
+    return this.store.pitSearch(await this.utmQuery(c, access), pageQuery({ ...pr, page: 0 }, UTM_SORT).sort);
+  }
+
+  async deepLte(c: LteEndpointCriteria, pr: PageRequest, access: Access): Promise<PitSearch<EndpointDoc, EndpointRecord>> {
+    const query = lteCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false));
+    return this.store.pitSearch(query, pageQuery({ ...pr, page: 0 }, LTE_SORT).sort);
   }
 
   // ---- for other resources (their callers decided access) ------------------------------------

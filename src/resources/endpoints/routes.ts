@@ -20,7 +20,6 @@ import {
 } from './schema.js';
 import { lteEndpointRoutes } from './lte-routes.js';
 import { utmEndpointRoutes } from './utm-routes.js';
-import { deepAgents } from './deep-search.js';
 
 const TAG = 'endpoint';
 const AGENT_WRITERS: readonly Role[] = [...WRITERS, 'agent'];
@@ -64,7 +63,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       body: pagedEndpointCriteria,
       responses: { 200: { description: 'OK', schema: pageEndpoint } },
       handler: async ({ body, access }) => ok(await svc.queries.searchAgents(body.criteria, body.pageRequest, access)),
-      deepSearch: ({ body, access }) => deepAgents(svc, body.criteria, body.pageRequest, access),
+      deepSearch: ({ body, access }) => svc.queries.deepAgents(body.criteria, body.pageRequest, access),
     }),
     route<Record<string, never>, Record<string, never>, EndpointInput>({
       operationId: 'createEndpoint',

@@ -16,6 +16,7 @@ import { applyUtmPatch, assertPatchable, type EndpointInput } from './json-patch
 import type { EndpointKeyStore } from './keys-store.js';
 import { endpointKeys, FAMILY_DEFAULT_TYPE, isScannerSubject, type EndpointDoc, type EndpointRecord, type EndpointType, type Family } from './model.js';
 import { EndpointQueries } from './queries.js';
+import { AgentScan } from './agent-scan.js';
 import { EndpointReads } from './reads.js';
 import { toEndpointRecord, type EndpointStore } from './store.js';
 import { UniqueKeys } from './unique-keys.js';
@@ -48,6 +49,8 @@ export class EndpointService {
   readonly keys: UniqueKeys;
   /** Lists, page searches, counts and aggregations. */
   readonly queries: EndpointQueries;
+  /** Long reads over the agents matching criteria, for bulk work (jobs). */
+  readonly agentScan: AgentScan;
 
   constructor(
     private readonly store: EndpointStore,
@@ -57,6 +60,7 @@ export class EndpointService {
     this.keys = new UniqueKeys(store, deps.keys);
     this.connections = new ConnectionStateUpdates(store, this.reads, this.keys);
     this.queries = new EndpointQueries(store, deps.orgs);
+    this.agentScan = new AgentScan(store);
   }
 
   /**

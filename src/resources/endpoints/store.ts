@@ -1,6 +1,7 @@
 /** The endpoints index (every family): the only code that touches it. */
 import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, LAST_WRITE_WINS_RETRIES, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
+import { PitSearch } from '../../store/scan.js';
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import { BadRequestError } from '../../errors.js';
@@ -126,6 +127,11 @@ export class EndpointStore {
   }
 
   /** Streams matching documents (PIT + search_after), sorted by id. */
+  /** A search prepared for cursors and exports (issue 16): pages of records on a point in time, in `sort` (ending in `id`). */
+  pitSearch(query: Query, sort: estypes.SortCombinations[]): PitSearch<EndpointDoc, EndpointRecord> {
+    return new PitSearch(this.docs, query, sort, toEndpointRecord);
+  }
+
   scan(query: Query, batchSize = 1000): AsyncGenerator<Stored<EndpointDoc>[]> {
     return this.docs.scan(query, { batchSize, sort: [{ id: 'asc' }] });
   }

@@ -8,7 +8,6 @@ import { aggregationTermBucket, countWrapper } from '../../http/schemas.js';
 import type { UtmCriteria } from './criteria.js';
 import { CONNECTION_STATUSES, INTERFACE_STATUSES, WAN_STATUSES, type ConnectionStatus, type InterfaceStatus, type WanStatus } from './model.js';
 import type { EndpointInput, EndpointService } from './service.js';
-import { deepUtm } from './deep-search.js';
 import { endpointBody, endpointIdParams, id, jsonPatchBody, pagedUtmCriteria, pageUtmEndpoint, UTM_CRITERIA, utmEndpointRecord } from './schema.js';
 
 const TAG = 'utm-endpoint';
@@ -189,7 +188,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
       responses: { 200: { description: 'OK', schema: pageUtmEndpoint } },
       errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.queries.searchUtm(body.criteria, body.pageRequest, access)),
-      deepSearch: ({ body, access }) => deepUtm(svc, body.criteria, body.pageRequest, access),
+      deepSearch: ({ body, access }) => svc.queries.deepUtm(body.criteria, body.pageRequest, access),
     }),
     route<Record<string, never>, Record<string, never>, UtmCriteria>({
       operationId: 'countUtmEndpoints',

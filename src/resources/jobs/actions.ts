@@ -13,7 +13,8 @@ import type { CommandService } from '../commands/service.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { LicenseService } from '../licenses/service.js';
 import type { ModuleService } from '../modules/service.js';
-import { moduleFieldsOf, type ModuleName } from '../modules/model.js';
+import { moduleFieldsOf } from '../modules/model.js';
+import type { ModuleName } from '../module-names.js';
 import type { LicenseType } from '../licenses/model.js';
 import type { JobAction } from './store.js';
 

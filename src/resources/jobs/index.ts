@@ -4,7 +4,6 @@ import crypto from 'node:crypto';
 import type { BaseDeps } from '../index.js';
 import type { OrgTree } from '../../http/auth.js';
 import type { EndpointService } from '../endpoints/service.js';
-import { AgentScan } from '../endpoints/agent-scan.js';
 import type { CommandService } from '../commands/service.js';
 import type { ModuleService } from '../modules/service.js';
 import type { LicenseService } from '../licenses/service.js';
@@ -26,7 +25,7 @@ export function createJobs(
   const runner = new JobRunner(
     jobStore,
     {
-      scan: new AgentScan(deps.endpoints.store),
+      scan: deps.endpoints.agentScan,
       targets: { commands: deps.commands, modules: deps.modules, licenses: deps.licenses, endpoints: deps.endpoints },
       orgs: deps.orgs,
     },

@@ -4,7 +4,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema } from '../../http/paging.
 import { id, isoDateOut, orgId, userKey } from '../../http/schemas.js';
 import { ENDPOINT_CRITERIA } from '../endpoints/schema.js';
 import { COMMAND_NAME_PATTERN } from '../commands/catalogue.js';
-import { MODULE_NAMES } from '../modules/model.js';
+import { MODULE_NAMES } from '../module-names.js';
 import { LICENSE_TYPES } from '../licenses/model.js';
 import { JOB_ACTION_TYPES, JOB_STATES } from './store.js';
 

@@ -5,7 +5,9 @@
 import crypto from 'node:crypto';
 import type { Access } from '../../http/auth.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
-import { pageQuery, toPage, type Page, type PageRequest } from '../../http/paging.js';
+import { toPage, type Page } from '../../http/paging.js';
+import { pageQuery } from '../../store/page-query.js';
+import type { PageRequest } from '../../domain.js';
 import type { Query } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';

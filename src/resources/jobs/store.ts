@@ -7,8 +7,8 @@
  */
 import { DocStore, type Query, type SearchResult, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { PageQuery } from '../../http/paging.js';
-import type { UserKey } from '../../http/auth.js';
+import type { PageQuery } from '../../store/page-query.js';
+import type { UserKey } from '../../domain.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';
 
 export const JOB_STATES = ['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] as const;

@@ -11,6 +11,7 @@ import { RESULT_WINDOW } from '../../store/page-query.js';
 import type { PageRequest, SortOrder } from '../../domain.js';
 import { compositeAll, type AfterKey } from '../../store/aggregations.js';
 import type { Query } from '../../store/doc-store.js';
+import { CompositeSearch } from '../../store/scan.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
 import {
@@ -172,15 +173,7 @@ export class OrgSoftwareInventory {
       return toPage(pr, res.distinct, items);
     }
 
-    const sources: { field: 'name' | 'version'; order: SourceOrder }[] = [];
-    for (const s of sort) {
-      if ((s.field === 'name' || s.field === 'version') && !sources.some((x) => x.field === s.field)) {
-        sources.push({ field: s.field, order: direction(s) });
-      }
-    }
-    for (const field of ['name', 'version'] as const) {
-      if (!sources.some((x) => x.field === field)) sources.push({ field, order: 'asc' });
-    }
+    const sources = compositeSources(sort);
     const items: EndpointInstalledSoftwareCount[] = [];
     let distinct = 0;
     let seen = 0;
@@ -198,4 +191,37 @@ export class OrgSoftwareInventory {
     }
     return toPage(pr, distinct, items);
   }
+
+  /**
+   * summaryPage in name/version order, page after page of the composite aggregation (its
+   * after-key is the position). Count order has no after-key (a terms aggregation ends at the
+   * 10,000th pair), so a cursor or an export of the summary is in name/version order only.
+   */
+  async deepSummary(orgId: string, req: PagedSearch, access: Access): Promise<CompositeSearch<EndpointInstalledSoftwareCount>> {
+    await this.orgScope(orgId, access);
+    const sort = req.pageRequest.sort ?? [];
+    if (sort.some((s) => s.field === 'count')) {
+      throw new ValidationError('pageRequest.sort: a cursor or an export of the summary is in name and version order (count-sorted pages end at the 10,000th pair)');
+    }
+    const sources = compositeSources(sort);
+    const query = await this.orgQuery(orgId, criteriaFilters(req.criteria));
+    return new CompositeSearch(async (after, size, withTotal) => {
+      const res = await this.store.pairsComposite(query, sources, size, after, withTotal);
+      return { items: res.buckets, after: res.after, total: res.distinct };
+    });
+  }
+}
+
+/** The composite aggregation's sources in the page's name/version order (both, name first unless sorted otherwise). */
+function compositeSources(sort: SortOrder[]): { field: 'name' | 'version'; order: SourceOrder }[] {
+  const sources: { field: 'name' | 'version'; order: SourceOrder }[] = [];
+  for (const s of sort) {
+    if ((s.field === 'name' || s.field === 'version') && !sources.some((x) => x.field === s.field)) {
+      sources.push({ field: s.field, order: direction(s) });
+    }
+  }
+  for (const field of ['name', 'version'] as const) {
+    if (!sources.some((x) => x.field === field)) sources.push({ field, order: 'asc' });
+  }
+  return sources;
 }

@@ -74,19 +74,15 @@ export function tokenRoutes(tokens: TokenService): RouteSpec[] {
         return noContent();
       },
     }),
-    defineRoute<{ id: string }>({
+    route<{ id: string }>({
       operationId: 'getToken',
       method: 'GET',
       path: '/admin/tokens/{id}',
       summary: 'A token record (never its secret): its last use and, once revoked, who revoked it and when',
-      tag: 'admin',
       lane: 'interactive',
-      sec: true,
-      roles: SYSTEM_ONLY,
       extension: true,
       params: Joi.object({ id: id.required() }),
       responses: { 200: { description: 'OK', schema: tokenView } },
-      errors: [400, 401, 403, 404],
       handler: async ({ params }) => ok(await tokens.get(params.id)),
     }),
   ];
