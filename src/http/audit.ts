@@ -69,6 +69,7 @@ export function isAuditedWrite(spec: RouteSpec): boolean {
 /** Path segments naming a kind of record, by the name the audit trail gives it. */
 const TARGET_TYPES: Readonly<Record<string, string>> = {
   tokens: 'token',
+  jobs: 'job',
   organizations: 'organization',
   bundles: 'bundle',
   'org-config': 'org',
