@@ -65,6 +65,9 @@ import { OrgAgentConfigStore } from './org-agent-config/store.js';
 import { OrgAgentConfigService } from './org-agent-config/service.js';
 import { orgAgentConfigRoutes } from './org-agent-config/routes.js';
 import { IdempotencyKeyDocStore } from './idempotency/store.js';
+import { EndpointPresence } from './endpoints/presence.js';
+import { ConnectionStatusCounts, presenceRoutes } from './endpoints/presence-routes.js';
+import { CommandExpiry } from './commands/expiry.js';
 
 export interface BaseDeps {
   config: Config;
@@ -96,6 +99,8 @@ export interface Services {
   changeWatcher: ChangeWatcher;
   /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
   heartbeatRetention: HeartbeatRetention;
+  /** Issue 16: presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
+  presence: EndpointPresence;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
@@ -127,6 +132,8 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     loadLatestReleases(config.clientReleasesFile),
   );
   const endpoints = new EndpointService(new EndpointStore(store), { keys: new EndpointKeyStore(store), orgs, tokens });
+  const presence = new EndpointPresence(endpoints.store, { defaultTimeoutSeconds: config.presenceTimeoutSeconds });
+  endpoints.store.presence = presence;
   const deviceMigration = new DeviceMigrationService(endpoints.store, {
     databaseUrl: config.databaseUrl,
     schema: config.sqlSchema,
@@ -150,9 +157,10 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     modules,
     vendorData,
     loadCommandCatalogue(),
+    { expiry: new CommandExpiry({ ttlSeconds: config.commandTtlSeconds, maxRetries: config.commandMaxRetries }), presence },
   );
   const heartbeatStore = new HeartbeatStore(store);
-  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log);
+  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log, presence);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
     new LeaseStore(store),
@@ -164,7 +172,9 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     log,
   );
   const reports = new ReportService(endpoints);
-  const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
+  const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs, () => presence.invalidate());
+  presence.useTimeouts(orgAgentConfig);
+  softwareInventory.presence = presence;
   return {
     authenticator,
     orgs,
@@ -186,6 +196,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     idempotencyKeys: new IdempotencyKeyDocStore(store, log),
     changeWatcher,
     heartbeatRetention,
+    presence,
   };
 }
 
@@ -207,6 +218,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...networkRoutes(s.network),
     ...reportRoutes(s.reports),
     ...orgAgentConfigRoutes(s.orgAgentConfig),
+    ...presenceRoutes(new ConnectionStatusCounts(s.endpoints.store, s.presence)),
   ];
 }
 
