@@ -91,6 +91,17 @@ export function staleQuery(nowMs: number, defaultSeconds: number, overrides: Rea
   };
 }
 
+/**
+ * A sign of life that comes within this share of the shortest presence timeout after the last
+ * stamp of the same endpoint through this instance is not written again (at most a minute):
+ * every stamp rewrites the endpoint document in Lucene, and a chatty agent's reports would
+ * otherwise each cost one. Bookkeeping writes (connect, disconnect…) always stamp.
+ */
+const STAMP_WINDOW_SHARE = 0.1;
+const MAX_STAMP_WINDOW_MS = 60_000;
+/** Endpoints whose last stamp this instance remembers (forgotten all at once beyond). */
+const MAX_REMEMBERED_STAMPS = 50_000;
+
 /** Elasticsearch's document id limit (endpoint ids are within it). */
 const MAX_ENDPOINT_ID_BYTES = 512;
 
@@ -104,6 +115,8 @@ export class EndpointPresence {
   private overrides: ReadonlyMap<string, number> = new Map();
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<ReadonlyMap<string, number>> | undefined;
+  /** Endpoint id → when this instance last stamped it (epoch ms). */
+  private readonly stamped = new Map<string, number>();
   readonly now: () => number;
 
   constructor(
@@ -162,13 +175,14 @@ export class EndpointPresence {
   async seen(endpointId: string, access: Access): Promise<void> {
     // A heartbeat may name any sensor id; one beyond the document id limit is no endpoint's.
     if (Buffer.byteLength(endpointId, 'utf8') > MAX_ENDPOINT_ID_BYTES) return;
+    if (this.recentlyStamped(endpointId)) return;
     try {
       if (!access.unrestricted && !(access.role === 'agent' && access.principal.endpointId === endpointId)) {
         const hit = await this.store.get(endpointId);
         if (!hit || hit.doc.deleted) return;
         await access.assertEndpoint(hit.id, hit.doc.orgId);
       }
-      await this.store.touch(endpointId);
+      await this.stamp(endpointId);
     } catch (err) {
       if (err instanceof NotFoundError || err instanceof ForbiddenError) return;
       throw err;
@@ -177,12 +191,30 @@ export class EndpointPresence {
 
   /** Stamps an endpoint the caller has already been authorized for (no read). */
   async seenAuthorized(endpointId: string): Promise<void> {
+    if (this.recentlyStamped(endpointId)) return;
     try {
-      await this.store.touch(endpointId);
+      await this.stamp(endpointId);
     } catch (err) {
       if (err instanceof NotFoundError) return;
       throw err;
     }
+  }
+
+  /** The window within which a second sign of life is not written (see STAMP_WINDOW_SHARE). */
+  stampWindowMs(): number {
+    const shortest = Math.min(this.opts.defaultTimeoutSeconds, ...this.overrides.values());
+    return Math.min(MAX_STAMP_WINDOW_MS, shortest * 1000 * STAMP_WINDOW_SHARE);
+  }
+
+  private recentlyStamped(endpointId: string): boolean {
+    const last = this.stamped.get(endpointId);
+    return last !== undefined && this.now() - last < this.stampWindowMs();
+  }
+
+  private async stamp(endpointId: string): Promise<void> {
+    await this.store.touch(endpointId);
+    if (this.stamped.size >= MAX_REMEMBERED_STAMPS) this.stamped.clear();
+    this.stamped.set(endpointId, this.now());
   }
 
   private async currentOverrides(): Promise<ReadonlyMap<string, number>> {
