@@ -225,4 +225,6 @@ export function allRoutes(s: Services): RouteSpec[] {
 /** Start-up work that needs the indices in place (runs after every template and alias exists). */
 export async function onIndicesReady(s: Services, log: Logger): Promise<void> {
   await s.bundles.loadCatalogue(log);
+  // Presence reads the per-organization timeouts before the first request (queries never wait for them).
+  await s.presence.refresh();
 }

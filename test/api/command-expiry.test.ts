@@ -32,7 +32,9 @@ describe('command expiry and bounded retries (issue 16)', () => {
   let org: string;
   let admin: Api;
 
-  before(async () => {
+  before(async function () {
+    // A loaded machine may take a while to set a fresh app's indices up.
+    this.timeout(120_000);
     t = await startTestApp({ ECS_COMMAND_MAX_RETRIES: String(MAX_RETRIES), ECS_COMMAND_TTL: String(DEFAULT_TTL_S) });
     org = await t.world.org();
     admin = t.world.as(await t.world.token('admin', org));

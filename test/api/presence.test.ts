@@ -26,7 +26,9 @@ describe('presence: last seen and POTENTIALLY_DISCONNECTED (issue 16)', () => {
   let adminA: Api;
   let adminB: Api;
 
-  before(async () => {
+  before(async function () {
+    // A loaded machine may take a while to set a fresh app's indices up.
+    this.timeout(120_000);
     t = await startTestApp({ ECS_PRESENCE_TIMEOUT: String(TIMEOUT_S) });
     [org, longOrg, orgB] = await Promise.all([t.world.org(), t.world.org(), t.world.org()]);
     adminA = t.world.as(await t.world.token('admin', org));
@@ -55,7 +57,8 @@ describe('presence: last seen and POTENTIALLY_DISCONNECTED (issue 16)', () => {
   const statusCounts = async (path: string, criteria: Record<string, unknown>): Promise<Record<string, number>> => {
     const res = await t.admin.post<Bucket[]>(path, criteria);
     expect(res.status, res.text).to.equal(200);
-    return Object.fromEntries(res.body.map((b) => [b.key, b.count]));
+    expect(res.body.every((b) => b.count > 0)).to.equal(true);
+    return { CONNECTED: 0, POTENTIALLY_DISCONNECTED: 0, DISCONNECTED: 0, NEVER: 0, UNINSTALLED: 0, ...Object.fromEntries(res.body.map((b) => [b.key, b.count])) };
   };
   const staleIn = async (id: string): Promise<EndpointRecord> => {
     const w = await waitFor(() => get(id), (r) => r.connectionStatus === 'POTENTIALLY_DISCONNECTED', DEADLINE_MS, 250);
@@ -87,7 +90,6 @@ describe('presence: last seen and POTENTIALLY_DISCONNECTED (issue 16)', () => {
     expect(await search({ orgId: org, connectionStatuses: ['CONNECTED', 'POTENTIALLY_DISCONNECTED'] })).to.include(e.id);
     const counts = await statusCounts('/endpoint/connection-status/aggregation', { orgId: org });
     expect(counts.POTENTIALLY_DISCONNECTED).to.be.at.least(1);
-    expect(Object.keys(counts)).to.have.members(['CONNECTED', 'POTENTIALLY_DISCONNECTED', 'DISCONNECTED', 'NEVER', 'UNINSTALLED']);
 
     // A heartbeat of its sensor is a sign of life: CONNECTED again, everywhere.
     const hb = await t.admin.post('/network-heartbeat', {

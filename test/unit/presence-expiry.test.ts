@@ -16,7 +16,7 @@ describe('presence from an injected clock', () => {
   const presence = new EndpointPresence({} as EndpointStore, { defaultTimeoutSeconds: 600, now: () => now }, { presenceTimeouts: async () => overrides });
 
   before(async () => {
-    await presence.view(); // reads the overrides once
+    await presence.refresh(); // reads the overrides once
   });
 
   it('a CONNECTED record reads POTENTIALLY_DISCONNECTED once its organization timeout has passed since lastSeen, and only then', () => {

@@ -17,7 +17,7 @@ const statusBucket = Joi.object({
   count: Joi.number().integer().min(0).required(),
 }).label('ConnectionStatusBucket');
 
-const buckets = Joi.array().items(statusBucket).description('one bucket per ConnectionStatus, in the enum order, zeros included');
+const buckets = Joi.array().items(statusBucket).description('one bucket per ConnectionStatus that some matching record has, in the enum order');
 
 /** Counts per status of the records a criteria query selects. */
 export class ConnectionStatusCounts {

@@ -114,7 +114,9 @@ const OVERRIDES_TTL_MS = 5_000;
 export class EndpointPresence {
   private overrides: ReadonlyMap<string, number> = new Map();
   private loadedAt = Number.NEGATIVE_INFINITY;
-  private loading: Promise<ReadonlyMap<string, number>> | undefined;
+  private loading: Promise<void> | undefined;
+  /** Bumped by invalidate(): a read that started before it does not count as fresh. */
+  private generation = 0;
   /** Endpoint id → when this instance last stamped it (epoch ms). */
   private readonly stamped = new Map<string, number>();
   readonly now: () => number;
@@ -135,7 +137,9 @@ export class EndpointPresence {
 
   /** Forgets the overrides read (an organization's agent configuration changed). */
   invalidate(): void {
+    this.generation += 1;
     this.loadedAt = Number.NEGATIVE_INFINITY;
+    this.refreshSoon();
   }
 
   /** The presence timeout of an organization, in seconds (from the last overrides read). */
@@ -158,11 +162,34 @@ export class EndpointPresence {
     return doc;
   }
 
-  /** What a query needs: the time and the stale filter with the current overrides. */
+  /**
+   * What a query needs: the time and the stale filter with the overrides known. A query never
+   * waits for the overrides to be read (a slow store would hold every page search behind one
+   * read): they are read at start-up (`refresh`, before the service is ready) and then in the
+   * background, at most every few seconds.
+   */
   async view(): Promise<PresenceView> {
-    const overrides = await this.currentOverrides();
+    this.refreshSoon();
     const nowMs = this.now();
-    return { nowMs, stale: staleQuery(nowMs, this.opts.defaultTimeoutSeconds, overrides) };
+    return { nowMs, stale: staleQuery(nowMs, this.opts.defaultTimeoutSeconds, this.overrides) };
+  }
+
+  /** Reads the overrides now (once at a time); a failed read keeps the known ones and is retried later. */
+  refresh(): Promise<void> {
+    if (!this.source) return Promise.resolve();
+    const source = this.source;
+    const generation = this.generation;
+    this.loading ??= source
+      .presenceTimeouts()
+      .then((o) => {
+        this.overrides = o;
+        if (generation === this.generation) this.loadedAt = this.now();
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
   }
 
   /**
@@ -217,35 +244,20 @@ export class EndpointPresence {
     this.stamped.set(endpointId, this.now());
   }
 
-  private async currentOverrides(): Promise<ReadonlyMap<string, number>> {
-    if (!this.source || this.now() - this.loadedAt < OVERRIDES_TTL_MS) return this.overrides;
-    this.loading ??= this.source
-      .presenceTimeouts()
-      .then((o) => {
-        this.overrides = o;
-        this.loadedAt = this.now();
-        return o;
-      })
-      .finally(() => {
-        this.loading = undefined;
-      });
-    return this.loading;
-  }
-
   private refreshSoon(): void {
-    if (this.source && !this.loading && this.now() - this.loadedAt >= OVERRIDES_TTL_MS) {
-      // A failed background read keeps the known overrides; the next query retries it.
-      this.currentOverrides().catch(() => undefined);
-    }
+    if (this.source && !this.loading && this.now() - this.loadedAt >= OVERRIDES_TTL_MS) void this.refresh();
   }
 }
 
-/** Endpoints per connection status (presence applied), in one search with a `filters` aggregation. */
+/**
+ * Endpoints per connection status (presence applied), in one search with a `filters`
+ * aggregation; statuses nobody has are left out (as the other aggregations leave out absent values).
+ */
 export async function countByConnectionStatus(
   store: EndpointStore,
   query: Query,
   view: PresenceView,
 ): Promise<{ key: ConnectionStatus; count: number }[]> {
   const counts = await store.filterCounts(query, connectionStatusBuckets(view));
-  return CONNECTION_STATUSES.map((key) => ({ key, count: counts[key] }));
+  return CONNECTION_STATUSES.map((key) => ({ key, count: counts[key] })).filter((b) => b.count > 0);
 }
