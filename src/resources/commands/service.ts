@@ -24,7 +24,6 @@ import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
 import { CommandExpiry } from './expiry.js';
-import type { EndpointPresence } from '../endpoints/presence.js';
 
 /** Where the `cmd` module's effective status comes from (the modules resource's service). */
 export interface ModuleStatusSource {
@@ -50,7 +49,8 @@ export interface CommandRequest {
 /** Issue 16: expiry, bounded retries, and presence (a status reported for an endpoint is a sign of life). */
 export interface CommandOptions {
   expiry?: CommandExpiry;
-  presence?: EndpointPresence;
+  /** The endpoints' presence (src/resources/endpoints/presence.ts). */
+  presence?: { seenAuthorized(endpointId: string): Promise<void> };
 }
 
 export const SUPPORT_INFORMATION_MODES = ['BASIC', 'FULL', 'DEBUG'] as const;
@@ -82,7 +82,7 @@ export class CommandService {
   }
 
   private readonly expiry: CommandExpiry;
-  private readonly presence?: EndpointPresence;
+  private readonly presence?: CommandOptions['presence'];
 
   /** The API record, expiry applied (EXPIRED is read, never stored). */
   private record(hit: Stored<CommandMessageDoc>): EndpointCommandMessage {
