@@ -26,7 +26,6 @@ import { OrgConfigStore } from './org-configs/store.js';
 import { ClientVersionService, loadLatestReleases, parseConfiguredDefaults } from './client-versions/service.js';
 import { clientVersionRoutes } from './client-versions/routes.js';
 import { EndpointStore } from './endpoints/store.js';
-import { ConnectionStatusAggregation, connectionStatusRoutes } from './endpoints/status-aggregation.js';
 import { EndpointService } from './endpoints/service.js';
 import { DeviceMigrationService } from '../migration/device-migration.js';
 import { deviceMigrationRoutes } from './device-migration/routes.js';
@@ -73,6 +72,9 @@ import { AuditStore } from './audit/store.js';
 import { AuditService } from './audit/service.js';
 import { auditRoutes } from './audit/routes.js';
 import { RolloverRetention } from '../store/retention.js';
+import { EndpointPresence } from './endpoints/presence.js';
+import { ConnectionStatusCounts, presenceRoutes } from './endpoints/presence-routes.js';
+import { CommandExpiry } from './commands/expiry.js';
 
 export interface BaseDeps {
   config: Config;
@@ -86,7 +88,6 @@ export interface Services {
   tokens: TokenService;
   clientVersions: ClientVersionService;
   endpoints: EndpointService;
-  endpointStatuses: ConnectionStatusAggregation;
   deviceMigration: DeviceMigrationService;
   modules: ModuleService;
   bundles: BundleService;
@@ -111,6 +112,8 @@ export interface Services {
   audit: AuditService;
   /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
   auditRetention: RolloverRetention;
+  /** Issue 16: presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
+  presence: EndpointPresence;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
@@ -142,6 +145,8 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     loadLatestReleases(config.clientReleasesFile),
   );
   const endpoints = new EndpointService(new EndpointStore(store), { keys: new EndpointKeyStore(store), orgs, tokens });
+  const presence = new EndpointPresence(endpoints.store, { defaultTimeoutSeconds: config.presenceTimeoutSeconds });
+  endpoints.store.presence = presence;
   const deviceMigration = new DeviceMigrationService(endpoints.store, {
     databaseUrl: config.databaseUrl,
     schema: config.sqlSchema,
@@ -165,10 +170,11 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     modules,
     vendorData,
     loadCommandCatalogue(),
+    { expiry: new CommandExpiry({ ttlSeconds: config.commandTtlSeconds, maxRetries: config.commandMaxRetries }), presence },
   );
   const heartbeatStore = new HeartbeatStore(store);
   const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
-  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log);
+  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log, presence);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
     new LeaseStore(store),
@@ -188,14 +194,15 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     'audit-retention',
   );
   const reports = new ReportService(endpoints);
-  const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
+  const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs, () => presence.invalidate());
+  presence.useTimeouts(orgAgentConfig);
+  softwareInventory.presence = presence;
   return {
     authenticator,
     orgs,
     tokens,
     clientVersions,
     endpoints,
-    endpointStatuses: new ConnectionStatusAggregation(endpoints.store),
     deviceMigration,
     modules,
     bundles,
@@ -214,13 +221,13 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
     audit: new AuditService(auditStore, log),
     auditRetention,
+    presence,
   };
 }
 
 export function allRoutes(s: Services): RouteSpec[] {
   return [
     ...endpointFamilyRoutes(s.endpoints),
-    ...connectionStatusRoutes(s.endpointStatuses),
     ...deviceMigrationRoutes(s.deviceMigration),
     ...clientVersionRoutes(s.clientVersions),
     ...organizationRoutes(s.orgs),
@@ -239,10 +246,13 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...orgAgentConfigRoutes(s.orgAgentConfig),
     ...jobRoutes(s.jobs.service),
     ...auditRoutes(s.audit),
+    ...presenceRoutes(new ConnectionStatusCounts(s.endpoints.store, s.presence)),
   ];
 }
 
 /** Start-up work that needs the indices in place (runs after every template and alias exists). */
 export async function onIndicesReady(s: Services, log: Logger): Promise<void> {
   await s.bundles.loadCatalogue(log);
+  // Presence reads the per-organization timeouts before the first request (queries never wait for them).
+  await s.presence.refresh();
 }

@@ -40,6 +40,7 @@ describe('audit target derivation (issue 16)', () => {
     'network-host',
     'config',
     'device-migration',
+    'jobs',
   ]);
 
   it('every audited write has a known target type, and the id of the record its path names', () => {

@@ -151,6 +151,7 @@ export class EndpointService {
       // A state is never absent: a new record has NEVER connected; a replace keeps the reported one.
       connectionStatus: fields.connectionStatus ?? prev?.connectionStatus ?? 'NEVER',
       deleted: false,
+      ...(prev?.lastSeen ? { lastSeen: prev.lastSeen } : {}),
       createdAt: prev?.createdAt ?? now,
       createdBy: prev?.createdBy ?? access.userKey,
       updatedAt: now,
@@ -370,7 +371,7 @@ export class EndpointService {
    * default refresh: both feed the `basic` free-text search, and addresses change rarely.
    */
   async setAddresses(id: string, internalIps: string[], externalIp: string, access: Access): Promise<void> {
-    await this.conditionalPatch(id, access, () => ({ internalIps, lastIp: externalIp }), {
+    await this.conditionalPatch(id, access, () => ({ internalIps, lastIp: externalIp, lastSeen: new Date().toISOString() }), {
       read: (eid) => this.getActionable(eid, access),
     });
   }
@@ -542,7 +543,7 @@ export class EndpointService {
   }
 
   private async utmQuery(c: UtmCriteria, access: Access): Promise<Query> {
-    return utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false));
+    return utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false), await this.store.presence?.view());
   }
 
   async searchUtm(c: UtmCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
@@ -570,7 +571,7 @@ export class EndpointService {
   }
 
   async searchAgents(c: EndpointCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
-    const query = endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false));
+    const query = endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false), Date.now(), await this.store.presence?.view());
     return this.page(query, pr, ENDPOINT_SORT);
   }
 }

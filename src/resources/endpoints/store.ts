@@ -9,6 +9,7 @@ import type { EndpointDoc, EndpointRecord } from './model.js';
 import { storeCall } from '../../store/errors.js';
 import { Batcher, type BatcherOptions, type ItemOutcome } from '../../store/batcher.js';
 import { itemError } from '../../store/item-errors.js';
+import type { EndpointPresence } from './presence.js';
 
 /** Maps a stored document to the API record: internal fields dropped, integer version added. */
 export function toEndpointRecord(hit: Stored<EndpointDoc>): EndpointRecord {
@@ -63,6 +64,8 @@ export class EndpointStore {
   private readonly groupCommit: Batcher<Bookkeeping, { deleted: boolean }>;
   private readonly reads: Batcher<string, Stored<EndpointDoc> | undefined>;
   private readonly searches: Batcher<SearchBody, SearchResult<EndpointDoc>>;
+  /** Presence (issue 16): applied to every document read, and stamped by every bookkeeping write. */
+  presence?: EndpointPresence;
 
   constructor(
     private readonly ctx: StoreContext,
@@ -94,7 +97,7 @@ export class EndpointStore {
         return { ok: false, error: itemError(500, d.error) };
       }
       if (!d.found || !d._source) return { ok: true, value: undefined };
-      return { ok: true, value: { id: d._id, doc: d._source, ...versionOf(d) } };
+      return { ok: true, value: { id: d._id, doc: this.read(d._source), ...versionOf(d) } };
     });
   }
 
@@ -109,11 +112,23 @@ export class EndpointStore {
     return this.groupCommit.submit({ id, partial });
   }
 
+  /** A sign of life alone (presence.ts): a lastSeen-only item of the same group commit. */
+  touch(id: string): Promise<{ deleted: boolean }> {
+    return this.groupCommit.submit({ id, partial: {} });
+  }
+
+  /** Presence applied to a document read from the index (in place). */
+  private read(doc: EndpointDoc): EndpointDoc {
+    return this.presence ? this.presence.apply(doc) : doc;
+  }
+
   private async bookkeepBulk(items: Bookkeeping[]): Promise<ItemOutcome<{ deleted: boolean }>[]> {
+    // Every bookkeeping write is a sign of life: lastSeen rides on the same bulk item.
+    const lastSeen = this.presence ? new Date(this.presence.now()).toISOString() : undefined;
     const res = await this.docs.bulk(
       items.flatMap((it) => [
         { update: { _id: it.id, retry_on_conflict: LAST_WRITE_WINS_RETRIES } },
-        { doc: it.partial, _source: { includes: ['deleted'] } },
+        { doc: lastSeen ? { ...it.partial, lastSeen } : it.partial, _source: { includes: ['deleted'] } },
       ]),
       { refresh: false },
     );
@@ -140,15 +155,17 @@ export class EndpointStore {
         ok: true,
         value: {
           total,
-          items: r.hits.hits.map((h) => ({ id: h._id as string, doc: h._source as EndpointDoc, ...versionOf(h) })),
+          items: r.hits.hits.map((h) => ({ id: h._id as string, doc: this.read(h._source as EndpointDoc), ...versionOf(h) })),
           aggregations: r.aggregations,
         },
       };
     });
   }
 
-  getMany(ids: string[]): Promise<Stored<EndpointDoc>[]> {
-    return this.docs.getMany(ids);
+  async getMany(ids: string[]): Promise<Stored<EndpointDoc>[]> {
+    const hits = await this.docs.getMany(ids);
+    for (const h of hits) this.read(h.doc);
+    return hits;
   }
 
   create(doc: EndpointDoc, opts?: WriteOptions): Promise<Stored<EndpointDoc>> {
@@ -183,8 +200,20 @@ export class EndpointStore {
   }
 
   /** Streams matching documents (PIT + search_after), sorted by id. */
-  scan(query: Query, batchSize = 1000): AsyncGenerator<Stored<EndpointDoc>[]> {
-    return this.docs.scan(query, { batchSize, sort: [{ id: 'asc' }] });
+  async *scan(query: Query, batchSize = 1000): AsyncGenerator<Stored<EndpointDoc>[]> {
+    for await (const batch of this.docs.scan(query, { batchSize, sort: [{ id: 'asc' }] })) {
+      for (const h of batch) this.read(h.doc);
+      yield batch;
+    }
+  }
+
+  /** Documents matching each named filter, in one search (a `filters` aggregation). */
+  async filterCounts<K extends string>(query: Query, filters: Record<K, Query>): Promise<Record<K, number>> {
+    const res = await this.searches.submit({ query, size: 0, track_total_hits: false, aggs: { buckets: { filters: { filters } } } });
+    const buckets = (res.aggregations?.buckets as estypes.AggregationsFiltersAggregate | undefined)?.buckets as
+      | Record<string, estypes.AggregationsFiltersBucket>
+      | undefined;
+    return Object.fromEntries(Object.keys(filters).map((k) => [k, buckets?.[k]?.doc_count ?? 0])) as Record<K, number>;
   }
 
   /**
