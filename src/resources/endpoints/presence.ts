@@ -171,7 +171,17 @@ export class EndpointPresence {
   async view(): Promise<PresenceView> {
     this.refreshSoon();
     const nowMs = this.now();
-    return { nowMs, stale: staleQuery(nowMs, this.opts.defaultTimeoutSeconds, this.overrides) };
+    const { defaultTimeoutSeconds } = this.opts;
+    const overrides = this.overrides;
+    let stale: Query | undefined;
+    // Built only when a criterion uses it: most searches filter on no connection status.
+    return {
+      nowMs,
+      get stale(): Query {
+        stale ??= staleQuery(nowMs, defaultTimeoutSeconds, overrides);
+        return stale;
+      },
+    };
   }
 
   /** Reads the overrides now (once at a time); a failed read keeps the known ones and is retried later. */
