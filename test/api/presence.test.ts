@@ -193,6 +193,36 @@ describe('presence: last seen and POTENTIALLY_DISCONNECTED (issue 16)', () => {
     expect((await t.anon.post('/endpoint/connection-status/aggregation', {})).status).to.equal(401);
   });
 
+  it('exports, cursor pages and jobs apply presence as the page search does (deep paging and jobs from integ)', async function () {
+    this.timeout(90_000);
+    const o = await t.world.org();
+    const [a, b] = await Promise.all([t.world.endpoint(o), t.world.endpoint(o)]);
+    await connect(a.id);
+    await staleIn(a.id);
+    const criteria = { orgId: o, connectionStatuses: ['POTENTIALLY_DISCONNECTED'] };
+    const exp = await t.admin.post('/endpoint/page-search/export', { criteria });
+    expect(exp.status, exp.text).to.equal(200);
+    const rows = exp.text.trim().split('\n').map((l) => JSON.parse(l) as EndpointRecord);
+    expect(rows.map((r) => [r.id, r.connectionStatus])).to.deep.equal([[a.id, 'POTENTIALLY_DISCONNECTED']]);
+    const all = await t.admin.post('/endpoint/page-search/export', { criteria: { orgId: o } });
+    const byId = Object.fromEntries(all.text.trim().split('\n').map((l) => JSON.parse(l) as EndpointRecord).map((r) => [r.id, r.connectionStatus]));
+    expect(byId).to.deep.equal({ [a.id]: 'POTENTIALLY_DISCONNECTED', [b.id]: 'NEVER' });
+    const cursorPage = await t.admin.post<Page<EndpointRecord>>('/endpoint/page-search?cursor=start', { criteria, pageRequest: { page: 0, size: 10 } });
+    expect(cursorPage.status, cursorPage.text).to.equal(200);
+    expect(cursorPage.body.items.map((r) => [r.id, r.connectionStatus])).to.deep.equal([[a.id, 'POTENTIALLY_DISCONNECTED']]);
+    // A job over the stale agents matches exactly them (its scan builds the page search's query).
+    const job = await t.admin.post<{ id: string }>('/jobs', { action: { type: 'SOFT_DELETE' }, criteria });
+    expect(job.status, job.text).to.equal(202);
+    const done = await waitFor(
+      () => t.admin.get<{ state: string; matched: number; done: number }>(`/jobs/${job.body.id}`),
+      (r) => r.body.state === 'DONE',
+      60_000,
+      200,
+    );
+    expect(done.value.body).to.include({ state: 'DONE', matched: 1, done: 1 });
+    expect((await t.admin.get(`/endpoint/${b.id}`)).status).to.equal(200);
+  });
+
   it('legacy records without lastSeen keep their stored status (CONNECTED stays CONNECTED)', async () => {
     const legacy = await t.world.endpoint(org, { connectionStatus: 'CONNECTED', lastConnect: '2020-01-01T00:00:00.000Z' });
     const other = await t.world.endpoint(org);

@@ -125,8 +125,8 @@ describe('console fleet operations in Chromium (issue 16)', function () {
     expect(apiPage.body.totalCount).to.equal(24);
     const ndjson = await download('[data-export="agents"] [data-export-format="ndjson"]');
     const records = ndjson.trim().split('\n').map((l) => JSON.parse(l) as EndpointRecord);
-    // Ids and names: the export does not apply presence to connectionStatus yet (known, reported).
-    expect(records.map((r) => [r.id, r.displayName])).to.deep.equal(apiPage.body.items.map((r) => [r.id, r.displayName]));
+    expect(records.map((r) => [r.id, r.displayName, r.connectionStatus])).to.deep.equal(apiPage.body.items.map((r) => [r.id, r.displayName, r.connectionStatus]));
+    expect(records.filter((r) => r.connectionStatus === 'POTENTIALLY_DISCONNECTED').map((r) => r.id).sort()).to.deep.equal(stale);
     const csv = await download('[data-export="agents"] [data-export-format="csv"]');
     const lines = csv.trim().split('\r\n');
     expect(lines).to.have.length(25);

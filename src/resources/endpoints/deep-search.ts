@@ -5,7 +5,7 @@
  */
 import type { Access } from '../../http/auth.js';
 import { pageQuery, type PageRequest } from '../../http/paging.js';
-import type { Query } from '../../store/doc-store.js';
+import type { Query, Stored } from '../../store/doc-store.js';
 import { PitSearch } from '../../store/scan.js';
 import type { EndpointCriteria, LteEndpointCriteria, UtmCriteria } from './criteria.js';
 import { endpointCriteriaQuery, lteCriteriaQuery, utmCriteriaQuery } from './criteria.js';
@@ -21,7 +21,10 @@ function prepared(
   sort: Record<string, string>,
 ): PitSearch<EndpointDoc, EndpointRecord> {
   // Page 0: only the sort is wanted here (a cursor's depth is checked by the paging layer).
-  return new PitSearch(svc.store.docs, query, pageQuery({ ...pr, page: 0 }, sort).sort, hitToEndpointRecord);
+  // Presence (issue 16) is applied to each record as the page search's store reads do.
+  const presence = svc.store.presence;
+  const toRecord = presence ? (hit: Stored<EndpointDoc>) => presence.apply(hitToEndpointRecord(hit)) : hitToEndpointRecord;
+  return new PitSearch(svc.store.docs, query, pageQuery({ ...pr, page: 0 }, sort).sort, toRecord);
 }
 
 /** POST /endpoint/page-search, deep. */
@@ -31,7 +34,8 @@ export async function deepAgents(
   pr: PageRequest,
   access: Access,
 ): Promise<PitSearch<EndpointDoc, EndpointRecord>> {
-  return prepared(svc, endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false)), pr, ENDPOINT_SORT);
+  const view = await svc.store.presence?.view();
+  return prepared(svc, endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false), view?.nowMs ?? Date.now(), view), pr, ENDPOINT_SORT);
 }
 
 /** POST /utm-endpoint/searchPage, deep. */
@@ -43,7 +47,7 @@ export async function deepUtm(
 ): Promise<PitSearch<EndpointDoc, EndpointRecord>> {
   return prepared(
     svc,
-    utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false)),
+    utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false), await svc.store.presence?.view()),
     pr,
     UTM_SORT,
   );
