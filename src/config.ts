@@ -59,6 +59,12 @@ export interface Config {
   laneQueueMs: Partial<Record<Lane, number>>;
   tokenNegativeCacheSeconds: number;
   authFailuresPerMinute: number;
+  /** Issue 16: a CONNECTED endpoint not seen for this long reads as POTENTIALLY_DISCONNECTED (seconds). */
+  presenceTimeoutSeconds: number;
+  /** Issue 16: default lifetime of a command message (seconds). */
+  commandTtlSeconds: number;
+  /** Issue 16: moves into RETRY a command message may make; the next one fails it. */
+  commandMaxRetries: number;
 }
 
 /** `lane=n,lane=n` (a lane named twice: the later one counts). */
@@ -153,6 +159,9 @@ const schema = Joi.object({
   ECS_LANE_QUEUE_MS: laneMap,
   ECS_TOKEN_NEGATIVE_CACHE_SECONDS: Joi.number().integer().min(0).default(10),
   ECS_AUTH_FAILURES_PER_MINUTE: Joi.number().integer().min(0).default(60),
+  ECS_PRESENCE_TIMEOUT: Joi.number().integer().min(1).default(600),
+  ECS_COMMAND_TTL: Joi.number().integer().min(1).default(86_400),
+  ECS_COMMAND_MAX_RETRIES: Joi.number().integer().min(0).default(5),
 })
   .and('ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD')
   .without('ELASTICSEARCH_API_KEY', ['ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD'])
@@ -225,5 +234,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     laneQueueMs: parseLaneMap(v.ECS_LANE_QUEUE_MS as string),
     tokenNegativeCacheSeconds: v.ECS_TOKEN_NEGATIVE_CACHE_SECONDS as number,
     authFailuresPerMinute: v.ECS_AUTH_FAILURES_PER_MINUTE as number,
+    presenceTimeoutSeconds: v.ECS_PRESENCE_TIMEOUT as number,
+    commandTtlSeconds: v.ECS_COMMAND_TTL as number,
+    commandMaxRetries: v.ECS_COMMAND_MAX_RETRIES as number,
   };
 }

@@ -6,6 +6,8 @@ import { describeError, onUnauthorized } from './services/client';
 import { getOrganizationTree, type OrganizationNode } from './services/organizations';
 import type { Scope } from './services/scope';
 import { clearToken, getToken, setToken } from './services/session';
+import { AuditPage } from './pages/audit';
+import { JobsPage } from './pages/jobs';
 import { EndpointDetailPage } from './pages/endpoint-detail';
 import { EndpointsPage, type Family } from './pages/endpoints';
 import { OrganizationPage } from './pages/organization';
@@ -13,7 +15,7 @@ import { OverviewPage } from './pages/overview';
 import { SignInPage } from './pages/sign-in';
 import { SoftwarePage } from './pages/software';
 
-type Route = { page: 'overview' } | { page: 'endpoints'; family: Family } | { page: 'endpoint'; id: string } | { page: 'software' } | { page: 'organization' };
+type Route = { page: 'overview' } | { page: 'endpoints'; family: Family } | { page: 'endpoint'; id: string } | { page: 'software' } | { page: 'organization' } | { page: 'jobs' } | { page: 'audit' };
 
 function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/');
@@ -21,6 +23,8 @@ function parseRoute(hash: string): Route {
   if (parts[0] === 'endpoint' && parts[1]) return { page: 'endpoint', id: decodeURIComponent(parts[1]) };
   if (parts[0] === 'software') return { page: 'software' };
   if (parts[0] === 'organization') return { page: 'organization' };
+  if (parts[0] === 'jobs') return { page: 'jobs' };
+  if (parts[0] === 'audit') return { page: 'audit' };
   return { page: 'overview' };
 }
 
@@ -101,6 +105,8 @@ export function App() {
     ['#/endpoints/agents', 'Endpoints', route.page === 'endpoints' || route.page === 'endpoint'],
     ['#/software', 'Software', route.page === 'software'],
     ['#/organization', 'Organization', route.page === 'organization'],
+    ['#/jobs', 'Jobs', route.page === 'jobs'],
+    ['#/audit', 'Audit', route.page === 'audit'],
   ];
   return (
     <>
@@ -129,6 +135,8 @@ export function App() {
         {route.page === 'endpoint' && <EndpointDetailPage id={route.id} canWrite={true} />}
         {scope && route.page === 'software' && <SoftwarePage scope={scope} />}
         {scope && route.page === 'organization' && <OrganizationPage orgId={scope.orgId} canWrite={true} />}
+        {scope && route.page === 'jobs' && <JobsPage scope={scope} />}
+        {route.page === 'audit' && <AuditPage />}
       </main>
     </>
   );

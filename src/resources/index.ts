@@ -72,6 +72,9 @@ import { AuditStore } from './audit/store.js';
 import { AuditService } from './audit/service.js';
 import { auditRoutes } from './audit/routes.js';
 import { RolloverRetention } from '../store/retention.js';
+import { EndpointPresence } from './endpoints/presence.js';
+import { presenceRoutes } from './endpoints/presence-routes.js';
+import { CommandExpiry } from './commands/expiry.js';
 
 export interface BaseDeps {
   config: Config;
@@ -109,6 +112,8 @@ export interface Services {
   audit: AuditService;
   /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
   auditRetention: RolloverRetention;
+  /** Issue 16: presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
+  presence: EndpointPresence;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
@@ -142,6 +147,9 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   // The device migration (src/migration) copies the endpoints index itself: it shares the store, not the service.
   const endpointStore = new EndpointStore(store);
   const endpoints = new EndpointService(endpointStore, { keys: new EndpointKeyStore(store), orgs, tokens });
+  // Presence (issue 16) is part of the endpoints resource: the store applies it to every read and stamps it on every connection-state write.
+  const presence = new EndpointPresence(endpointStore, { defaultTimeoutSeconds: config.presenceTimeoutSeconds });
+  endpointStore.presence = presence;
   const deviceMigration = new DeviceMigrationService(endpointStore, {
     databaseUrl: config.databaseUrl,
     schema: config.sqlSchema,
@@ -165,10 +173,11 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     modules,
     vendorData,
     loadCommandCatalogue(),
+    { expiry: new CommandExpiry({ ttlSeconds: config.commandTtlSeconds, maxRetries: config.commandMaxRetries }), presence },
   );
   const heartbeatStore = new HeartbeatStore(store);
   const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
-  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log);
+  const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log, presence);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
     new LeaseStore(store),
@@ -188,7 +197,9 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     'audit-retention',
   );
   const reports = new ReportService(endpoints);
-  const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs);
+  const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs, () => presence.invalidate());
+  presence.useTimeouts(orgAgentConfig);
+  softwareInventory.presence = presence;
   return {
     authenticator,
     orgs,
@@ -213,6 +224,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
     audit: new AuditService(auditStore, log),
     auditRetention,
+    presence,
   };
 }
 
@@ -237,10 +249,13 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...orgAgentConfigRoutes(s.orgAgentConfig),
     ...jobRoutes(s.jobs.service),
     ...auditRoutes(s.audit),
+    ...presenceRoutes(s.endpoints),
   ];
 }
 
 /** Start-up work that needs the indices in place (runs after every template and alias exists). */
 export async function onIndicesReady(s: Services, log: Logger): Promise<void> {
   await s.bundles.loadCatalogue(log);
+  // Presence reads the per-organization timeouts before the first request (queries never wait for them).
+  await s.presence.refresh();
 }

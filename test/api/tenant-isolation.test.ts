@@ -65,6 +65,8 @@ describe('tenant isolation over every route (generated from the route table)', (
       'POST /utm-endpoint/searchPage': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },
       'POST /utm-endpoint/count': { body: () => ({ orgId }), empty: () => ({}) },
       'POST /utm-endpoint/model/aggregation': { body: () => ({ orgId }), empty: () => ({}) },
+      'POST /utm-endpoint/connection-status/aggregation': { body: () => ({ orgId }), empty: () => ({}) },
+      'POST /endpoint/connection-status/aggregation': { body: () => ({ orgId }), empty: () => ({}) },
       'POST /lte-endpoint': { body: () => ({ orgId, imei: uid('35'), site: { id: uid('site') } }) },
       'POST /lte-endpoint/update': { body: () => ({ id: A.lte.id, orgId, imei: A.lte.imei, site: A.lte.site }) },
       'POST /lte-endpoint/search': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },

@@ -118,10 +118,16 @@ async function apiFigures(api: Api, orgId: string, coversAll: boolean): Promise<
   };
   const scoped = { orgId, includeChildren: true };
   const single = coversAll ? {} : { orgId };
-  const statuses = await api.get<{ family: string; connectionStatus: string; count: number }[]>(
-    `/endpoint/connection-status/aggregation?orgId=${orgId}&includeChildren=true`,
-  );
-  expect(statuses.status, statuses.text).to.equal(200);
+  const agentStatuses = await api.post<Bucket[]>('/endpoint/connection-status/aggregation', single);
+  const utmStatuses = await api.post<Bucket[]>('/utm-endpoint/connection-status/aggregation', scoped);
+  expect(agentStatuses.status, agentStatuses.text).to.equal(200);
+  expect(utmStatuses.status, utmStatuses.text).to.equal(200);
+  const statuses = {
+    body: [
+      ...agentStatuses.body.map((b) => ({ family: 'agent', connectionStatus: b.key, count: b.count })),
+      ...utmStatuses.body.map((b) => ({ family: 'utm', connectionStatus: b.key, count: b.count })),
+    ],
+  };
   // The extension agrees with the spec's own UTM count for every status.
   for (const s of STATUSES) {
     const utm = statuses.body.find((b) => b.family === 'utm' && b.connectionStatus === s)?.count ?? 0;

@@ -13,14 +13,14 @@ export interface Bucket {
   count: number;
 }
 
-export function BarChart(props: { id: string; title: string; buckets: Bucket[] | undefined; note?: string; unit?: string; onDrawn?: () => void }) {
+export function BarChart(props: { id: string; title: string; buckets: Bucket[] | undefined; note?: string; unit?: string; onDrawn?: () => void; warn?: (key: string) => boolean }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const { buckets, onDrawn } = props;
   useEffect(() => {
     if (!canvas.current || !buckets) return;
     const chart = new Chart(canvas.current, {
       type: 'bar',
-      data: { labels: buckets.map((b) => b.key), datasets: [{ label: props.title, data: buckets.map((b) => b.count), backgroundColor: '#2f6db5' }] },
+      data: { labels: buckets.map((b) => b.key), datasets: [{ label: props.title, data: buckets.map((b) => b.count), backgroundColor: buckets.map((b) => (props.warn?.(b.key) ? '#b35c00' : '#2f6db5')) }] },
       options: { animation: false, responsive: true, maintainAspectRatio: false, plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true } } },
     });
     onDrawn?.();
@@ -47,7 +47,7 @@ export function BarChart(props: { id: string; title: string; buckets: Bucket[] |
           </thead>
           <tbody>
             {buckets.map((b) => (
-              <tr key={b.key} data-key={b.key} data-count={String(b.count)}>
+              <tr key={b.key} data-key={b.key} data-count={String(b.count)} class={props.warn?.(b.key) ? 'warn' : undefined}>
                 <td>{b.key}</td>
                 <td class="num">{b.count.toLocaleString('en-US')}</td>
               </tr>

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
+import { StatusBadge } from '../components/status-badge';
 import { Message } from '../components/message';
 import { describeError, isStale } from '../services/client';
 import { getCommand, listCommands, sendCommand, type CommandMessage, type CommandPage } from '../services/commands';
@@ -213,7 +214,10 @@ function CommandsPanel(props: { endpointId: string; canWrite: boolean }) {
       <Message kind="error" text={error} testId="command-error" />
       {watched && (
         <p role="status" data-watched-command={watched.id} data-command-status={watched.status}>
-          Command {watched.module}/{watched.name}: <strong>{watched.status}</strong>
+          Command {watched.module}/{watched.name}:{' '}
+          <strong>
+            <StatusBadge status={watched.status} />
+          </strong>
         </p>
       )}
       <table class="data compact">
@@ -224,6 +228,7 @@ function CommandsPanel(props: { endpointId: string; canWrite: boolean }) {
             <th scope="col">Name</th>
             <th scope="col">Status</th>
             <th scope="col">Created</th>
+            <th scope="col">Expires</th>
           </tr>
         </thead>
         <tbody>
@@ -232,8 +237,11 @@ function CommandsPanel(props: { endpointId: string; canWrite: boolean }) {
               <tr key={c.id} data-command={c.id}>
                 <td>{c.module}</td>
                 <td>{c.name}</td>
-                <td>{c.status}</td>
+                <td>
+                  <StatusBadge status={c.status} />
+                </td>
                 <td>{new Date(c.createdAt).toLocaleString('en-GB')}</td>
+                <td>{c.expiresAt ? new Date(c.expiresAt).toLocaleString('en-GB') : ''}</td>
               </tr>
             ))}
         </tbody>

@@ -1,11 +1,18 @@
 /** Endpoints of the scope: agents, UTM and LTE tables, server-side search, sort and paging. */
 import { useEffect, useState } from 'preact/hooks';
 import { DataTable, type Column, type Sort } from '../components/data-table';
+import { ExportButtons } from '../components/export-buttons';
 import { Message } from '../components/message';
+import { StatusBadge } from '../components/status-badge';
+import { setAgentCriteria } from '../services/jobs';
 import { describeError } from '../services/client';
 import {
+  agentCriteria,
+  agentSearchBody,
   CONNECTION_STATUSES,
+  lteSearchBody,
   searchAgents,
+  utmSearchBody,
   searchLte,
   searchUtm,
   type AgentPage,
@@ -41,8 +48,9 @@ const agentColumns: Column<AgentRow, AgentSortField>[] = [
   { label: 'Host', sortField: 'hostInfo.hostName', render: (r) => r.hostInfo?.hostName ?? '' },
   { label: 'OS', render: (r) => r.hostInfo?.os ?? '' },
   { label: 'Organization', sortField: 'orgId', render: (r) => r.orgId ?? '' },
-  { label: 'Status', sortField: 'connectionStatus', render: (r) => r.connectionStatus ?? '' },
+  { label: 'Status', sortField: 'connectionStatus', render: (r) => <StatusBadge status={r.connectionStatus} /> },
   { label: 'Last connect', sortField: 'lastConnect', render: (r) => when(r.lastConnect) },
+  { label: 'Last seen', render: (r) => when(r.lastSeen) },
   { label: 'Version', sortField: 'clientVersion', render: (r) => r.clientVersion ?? '' },
 ];
 
@@ -51,8 +59,9 @@ const utmColumns: Column<UtmRow, UtmSortField>[] = [
   { label: 'Serial', sortField: 'serialId', render: (r) => r.serialId ?? '' },
   { label: 'Model', sortField: 'model', render: (r) => r.model ?? '' },
   { label: 'Organization', sortField: 'orgId', render: (r) => r.orgId ?? '' },
-  { label: 'Status', sortField: 'connectionStatus', render: (r) => r.connectionStatus ?? '' },
+  { label: 'Status', sortField: 'connectionStatus', render: (r) => <StatusBadge status={r.connectionStatus} /> },
   { label: 'Last connect', sortField: 'lastConnect', render: (r) => when(r.lastConnect) },
+  { label: 'Last seen', render: (r) => when(r.lastSeen) },
 ];
 
 const lteColumns: Column<LteRow, LteSortField>[] = [
@@ -60,9 +69,27 @@ const lteColumns: Column<LteRow, LteSortField>[] = [
   { label: 'IMEI', sortField: 'imei', render: (r) => r.imei ?? '' },
   { label: 'Model', sortField: 'model', render: (r) => r.model ?? '' },
   { label: 'Organization', sortField: 'orgId', render: (r) => r.orgId ?? '' },
-  { label: 'Status', sortField: 'connectionStatus', render: (r) => r.connectionStatus ?? '' },
+  { label: 'Status', sortField: 'connectionStatus', render: (r) => <StatusBadge status={r.connectionStatus} /> },
   { label: 'Data usage', sortField: 'dataUsage', render: (r) => (r.dataUsage ?? 0).toLocaleString('en-US') },
+  { label: 'Last seen', render: (r) => when(r.lastSeen) },
 ];
+
+/** The connection-status filter (POTENTIALLY_DISCONNECTED: connected but not seen within the presence timeout). */
+function StatusSelect(props: { id: string; value: ConnectionStatus | ''; onChange(v: ConnectionStatus | ''): void }) {
+  return (
+    <>
+      <label for={props.id}>Connection status</label>
+      <select id={props.id} value={props.value} onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value as ConnectionStatus | '')}>
+        <option value="">any</option>
+        {CONNECTION_STATUSES.map((s) => (
+          <option key={s} value={s}>
+            {s === 'POTENTIALLY_DISCONNECTED' ? 'POTENTIALLY_DISCONNECTED (not seen lately)' : s}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
 
 /** One page of a family, re-asked whenever scope, filter, sort or page change. */
 function usePage<P>(load: () => Promise<P>, deps: unknown[]): { page: P | undefined; error: string | undefined } {
@@ -88,11 +115,13 @@ function AgentsTable(props: { scope: Scope }) {
   const [basic, setBasic] = useState('');
   const [showInactive, setShowInactive] = useState(true);
   const [days, setDays] = useState(30);
+  const [status, setStatus] = useState<ConnectionStatus | ''>('');
   const [sort, setSort] = useState<Sort<AgentSortField> | undefined>({ field: 'displayName', direction: 'ASC' });
   const [pageNo, setPageNo] = useState(0);
+  const filter = { basic, showInactive, hideInactiveAfterDays: days, statuses: status ? [status] : [] };
   const { page, error } = usePage(
-    () => searchAgents(props.scope, { basic, showInactive, hideInactiveAfterDays: days }, { page: pageNo, size: PAGE_SIZE, sort }),
-    [props.scope.orgId, props.scope.includeChildren, basic, showInactive, days, sort?.field, sort?.direction, pageNo],
+    () => searchAgents(props.scope, filter, { page: pageNo, size: PAGE_SIZE, sort }),
+    [props.scope.orgId, props.scope.includeChildren, basic, showInactive, days, status, sort?.field, sort?.direction, pageNo],
   );
   return (
     <div>
@@ -116,8 +145,15 @@ function AgentsTable(props: { scope: Scope }) {
         </label>
         <input id="agent-days" type="number" min={0} max={36500} value={days} onChange={(e) => setDays(Number((e.currentTarget as HTMLInputElement).value))} />
         <span>days</span>
+        <StatusSelect id="agent-status" value={status} onChange={(v) => (setPageNo(0), setStatus(v))} />
         <button type="submit">Search</button>
       </form>
+      <div class="table-actions">
+        <ExportButtons id="agents" search={() => ({ family: 'agents', body: agentSearchBody(props.scope, filter, { page: 0, size: PAGE_SIZE, sort }) })} />
+        <a href="#/jobs" class="button-link" data-create-job onClick={() => setAgentCriteria(agentCriteria(props.scope, filter))}>
+          Bulk action on these agents…
+        </a>
+      </div>
       <Message kind="error" text={error} />
       <DataTable
         id="agents"
@@ -147,15 +183,10 @@ function UtmTable(props: { scope: Scope }) {
   return (
     <div>
       <div class="filters">
-        <label for="utm-status">Connection status</label>
-        <select id="utm-status" value={status} onChange={(e) => (setPageNo(0), setStatus((e.currentTarget as HTMLSelectElement).value as ConnectionStatus | ''))}>
-          <option value="">any</option>
-          {CONNECTION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
+        <StatusSelect id="utm-status" value={status} onChange={(v) => (setPageNo(0), setStatus(v))} />
+      </div>
+      <div class="table-actions">
+        <ExportButtons id="utm" search={() => ({ family: 'utm', body: utmSearchBody(props.scope, status ? [status] : [], { page: 0, size: PAGE_SIZE, sort }) })} />
       </div>
       <Message kind="error" text={error} />
       <DataTable
@@ -189,6 +220,9 @@ function LteTable(props: { scope: Scope }) {
       <div class="filters">
         <label for="lte-usage">Data usage greater than</label>
         <input id="lte-usage" type="number" min={0} value={minUsage} onChange={(e) => (setPageNo(0), setMinUsage((e.currentTarget as HTMLInputElement).value))} />
+      </div>
+      <div class="table-actions">
+        <ExportButtons id="lte" search={() => ({ family: 'lte', body: lteSearchBody(props.scope, { page: 0, size: PAGE_SIZE, sort }, usage) })} />
       </div>
       <Message kind="error" text={error} />
       <DataTable

@@ -92,7 +92,13 @@ export function OverviewPage(props: { scope: Scope }) {
       {renderMs !== undefined && <p class="note">Loaded in {renderMs} ms.</p>}
       <div class="charts">
         <BarChart id="endpoints-by-type" title="Endpoints by type" buckets={figures?.byType} note={narrowed ? 'Agents: the selected organization only (agent search takes one organization).' : undefined} />
-        <BarChart id="endpoints-by-status" title="Endpoints by type and connection status" buckets={figures?.byTypeAndStatus} />
+        <BarChart
+          id="endpoints-by-status"
+          title="Agents and UTM endpoints by connection status"
+          buckets={figures?.byTypeAndStatus}
+          warn={(key) => key.endsWith('POTENTIALLY_DISCONNECTED')}
+          note={`POTENTIALLY_DISCONNECTED: connected, but not seen within the presence timeout. LTE endpoints have no status count.${narrowed ? ' Agents: the selected organization only.' : ''}`}
+        />
         <BarChart id="agents-by-os" title="Agents by OS" buckets={figures?.agentsByOs} />
         <BarChart id="utm-by-model" title="UTM endpoints by model" buckets={figures?.utmByModel} />
         <BarChart id="lte-data-usage" title="LTE data usage" unit="Bytes" buckets={figures?.lteUsage} note="Over every LTE endpoint your token sees (the API sums the whole subtree)." />

@@ -29,47 +29,52 @@ export interface AgentFilter {
   /** false hides endpoints neither connected nor seen within `hideInactiveAfterDays`. */
   showInactive: boolean;
   hideInactiveAfterDays?: number;
+  /** Connection statuses (presence applied by the service); empty: any. */
+  statuses?: ConnectionStatus[];
+}
+
+/** The agents' EndpointCriteria for a scope and filter (the page search's, an export's and a job's). */
+export function agentCriteria(scope: Scope, f: AgentFilter): NonNullable<Body<'searchEndpoints'>['criteria']> {
+  const orgId = singleOrg(scope);
+  return {
+    ...(f.basic ? { basic: f.basic } : {}),
+    ...(orgId ? { orgId } : {}),
+    ...(f.statuses?.length ? { connectionStatuses: f.statuses } : {}),
+    ...(f.showInactive ? {} : { showInactiveEndpoints: false, ...(f.hideInactiveAfterDays !== undefined ? { hideInactiveAfterDays: f.hideInactiveAfterDays } : {}) }),
+  };
+}
+
+export function agentSearchBody(scope: Scope, f: AgentFilter, p: Paging<AgentSortField>): Body<'searchEndpoints'> {
+  return { criteria: agentCriteria(scope, f), pageRequest: pageRequest(p) };
 }
 
 /** Agents of the scope (POST /endpoint/page-search). */
 export function searchAgents(scope: Scope, f: AgentFilter, p: Paging<AgentSortField>): Promise<AgentPage> {
-  const orgId = singleOrg(scope);
-  return unwrap(
-    client.POST(`${API}/endpoint/page-search`, {
-      body: {
-        criteria: {
-          ...(f.basic ? { basic: f.basic } : {}),
-          ...(orgId ? { orgId } : {}),
-          ...(f.showInactive ? {} : { showInactiveEndpoints: false, ...(f.hideInactiveAfterDays !== undefined ? { hideInactiveAfterDays: f.hideInactiveAfterDays } : {}) }),
-        },
-        pageRequest: pageRequest(p),
-      },
-    }),
-  );
+  return unwrap(client.POST(`${API}/endpoint/page-search`, { body: agentSearchBody(scope, f, p) }));
+}
+
+export function utmSearchBody(scope: Scope, statuses: ConnectionStatus[], p: Paging<UtmSortField>): Body<'searchUtmEndpoints'> {
+  return {
+    criteria: { orgId: scope.orgId, includeChildren: scope.includeChildren, ...(statuses.length ? { connectionStatuses: statuses } : {}) },
+    pageRequest: pageRequest(p),
+  };
 }
 
 /** UTM endpoints of the scope (POST /utm-endpoint/searchPage). */
 export function searchUtm(scope: Scope, statuses: ConnectionStatus[], p: Paging<UtmSortField>): Promise<UtmPage> {
-  return unwrap(
-    client.POST(`${API}/utm-endpoint/searchPage`, {
-      body: {
-        criteria: { orgId: scope.orgId, includeChildren: scope.includeChildren, ...(statuses.length ? { connectionStatuses: statuses } : {}) },
-        pageRequest: pageRequest(p),
-      },
-    }),
-  );
+  return unwrap(client.POST(`${API}/utm-endpoint/searchPage`, { body: utmSearchBody(scope, statuses, p) }));
+}
+
+export function lteSearchBody(scope: Scope, p: Paging<LteSortField>, dataUsageGreaterThen?: number): Body<'searchLteEndpoints'> {
+  return {
+    criteria: { orgId: scope.orgId, includeChildren: scope.includeChildren, ...(dataUsageGreaterThen !== undefined ? { dataUsageGreaterThen } : {}) },
+    pageRequest: pageRequest(p),
+  };
 }
 
 /** LTE endpoints of the scope (POST /lte-endpoint/search). */
 export function searchLte(scope: Scope, p: Paging<LteSortField>, dataUsageGreaterThen?: number): Promise<LtePage> {
-  return unwrap(
-    client.POST(`${API}/lte-endpoint/search`, {
-      body: {
-        criteria: { orgId: scope.orgId, includeChildren: scope.includeChildren, ...(dataUsageGreaterThen !== undefined ? { dataUsageGreaterThen } : {}) },
-        pageRequest: pageRequest(p),
-      },
-    }),
-  );
+  return unwrap(client.POST(`${API}/lte-endpoint/search`, { body: lteSearchBody(scope, p, dataUsageGreaterThen) }));
 }
 
 /** UTM endpoints of the scope with the given connection status (POST /utm-endpoint/count). */
@@ -96,11 +101,26 @@ export function getEndpoint(id: string): Promise<AnyEndpoint> {
   return unwrap(client.GET(`${API}/endpoint/{id}`, { params: { path: { id } } }));
 }
 
-export type StatusBucket = Ok<'aggregateEndpointConnectionStatuses'>[number];
+export interface StatusBucket {
+  family: 'agent' | 'utm';
+  connectionStatus: ConnectionStatus;
+  count: number;
+}
 
-/** Endpoints of the scope by family and connection status (GET /endpoint/connection-status/aggregation, extension). */
-export function statusesByFamily(scope: Scope): Promise<StatusBucket[]> {
-  return unwrap(
-    client.GET(`${API}/endpoint/connection-status/aggregation`, { params: { query: { orgId: scope.orgId, includeChildren: scope.includeChildren } } }),
-  );
+/**
+ * Agents and UTM endpoints of the scope by connection status, presence applied (stale CONNECTED
+ * ones count as POTENTIALLY_DISCONNECTED): POST /endpoint/connection-status/aggregation (agents,
+ * EndpointCriteria: one organization) and POST /utm-endpoint/connection-status/aggregation (UTM,
+ * with children), both extensions of issue 16. LTE endpoints have no status aggregation.
+ */
+export async function statusesByFamily(scope: Scope): Promise<StatusBucket[]> {
+  const orgId = singleOrg(scope);
+  const [agents, utm] = await Promise.all([
+    unwrap(client.POST(`${API}/endpoint/connection-status/aggregation`, { body: orgId ? { orgId } : {} })),
+    unwrap(client.POST(`${API}/utm-endpoint/connection-status/aggregation`, { body: { orgId: scope.orgId, includeChildren: scope.includeChildren } })),
+  ]);
+  return [
+    ...agents.map((b) => ({ family: 'agent' as const, connectionStatus: b.key, count: b.count })),
+    ...utm.map((b) => ({ family: 'utm' as const, connectionStatus: b.key, count: b.count })),
+  ];
 }

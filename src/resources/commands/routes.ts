@@ -7,7 +7,14 @@ import type { PageRequest } from '../../domain.js';
 import { id, isoDateOut, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import { COMMAND_NAME_PATTERN } from './catalogue.js';
-import { COMMAND_MESSAGE_STATUSES, DELIVERY_STATUSES, type CommandMessageStatus, type NewMessage } from './model.js';
+import {
+  COMMAND_MESSAGE_STATUSES,
+  DELIVERY_STATUSES,
+  EFFECTIVE_COMMAND_MESSAGE_STATUSES,
+  type CommandMessageStatus,
+  type EffectiveCommandMessageStatus,
+  type NewMessage,
+} from './model.js';
 import {
   SUPPORT_INFORMATION_MODES,
   type CommandRequest,
@@ -38,11 +45,23 @@ const payload = Joi.object()
   .messages({ 'payload.depth': `{{#label}} nests deeper than ${MAX_PAYLOAD_DEPTH} levels` })
   .description('free-form message payload');
 
+/** Extension (issue 16): a message's own lifetime on create. */
+const ttlSeconds = Joi.number()
+  .integer()
+  .min(1)
+  .max(365 * 86_400)
+  .description('Extension (x-extension, issue 16): seconds until the message expires; default ECS_COMMAND_TTL');
+
+/** The status as it reads: the spec's enum plus the extension status EXPIRED. */
+const effectiveStatus = Joi.string()
+  .valid(...EFFECTIVE_COMMAND_MESSAGE_STATUSES)
+  .description(
+    'EndpointCommandMessageStatus; EXPIRED is an extension status (x-extension, issue 16): a CREATED or RETRY message past its expiresAt reads EXPIRED and can no longer move',
+  );
+
 export const endpointCommandMessage = Joi.object({
   id: Joi.string().required(),
-  status: Joi.string()
-    .valid(...COMMAND_MESSAGE_STATUSES)
-    .required(),
+  status: effectiveStatus.required(),
   endpointId: Joi.string().required(),
   orgId: Joi.string().required(),
   createdBy: userKey.required(),
@@ -56,6 +75,9 @@ export const endpointCommandMessage = Joi.object({
   ruuid: Joi.string(),
   ts: isoDateOut.required(),
   payload: payload.required(),
+  expiresAt: isoDateOut.description('Extension (x-extension, issue 16): when the message expires unless it was sent or failed before'),
+  retries: Joi.number().integer().min(0).description('Extension (x-extension, issue 16): moves into RETRY so far (at most ECS_COMMAND_MAX_RETRIES)'),
+  failureReason: Joi.string().description('Extension (x-extension, issue 16): why the message failed'),
 }).label('EndpointCommandMessage');
 
 const delivery = Joi.object({
@@ -76,17 +98,22 @@ const newMessage = Joi.object<NewMessage>({
   module: moduleName.required(),
   name: messageName.required(),
   payload,
+  ttlSeconds,
 })
   .required()
   .label('EndpointCommandMessageRequest');
 
 const statusPatch = Joi.object({
   version: seqNoPrimaryTerm.description('when given, the move applies only to this version of the message (409 otherwise)'),
+  failureReason: Joi.string()
+    .max(1024)
+    .description('Extension (x-extension, issue 16): why the message failed, kept with a failure status'),
 }).label('EndpointCommandMessageStatusPatch');
 
 const commandRequest = Joi.object<CommandRequest>({
   command: Joi.string().pattern(COMMAND_NAME_PATTERN, 'command name').required(),
   args: Joi.array().items(Joi.string().max(1024)).max(32),
+  ttlSeconds,
 })
   .required()
   .label('CommandRequest');
@@ -110,7 +137,7 @@ const endpointIdParams = Joi.object({ endpointId: id.required() });
 const idParams = Joi.object({ id: id.required() });
 
 interface ListQuery {
-  status?: CommandMessageStatus;
+  status?: EffectiveCommandMessageStatus;
   page: number;
   size: number;
 }
@@ -143,7 +170,7 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       extension: true,
       params: endpointIdParams,
       query: Joi.object({
-        status: Joi.string().valid(...COMMAND_MESSAGE_STATUSES),
+        status: effectiveStatus,
         page: Joi.number().integer().min(0).default(0),
         size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
       }),
@@ -167,7 +194,7 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => ok(await svc.getMessage(params.id, access)),
     }),
-    route<{ id: string; status: CommandMessageStatus }, Record<string, never>, { version?: SeqNoPrimaryTerm } | undefined>({
+    route<{ id: string; status: CommandMessageStatus }, Record<string, never>, { version?: SeqNoPrimaryTerm; failureReason?: string } | undefined>({
       operationId: 'patchEndpointCommandMessageStatus',
       method: 'PATCH',
       path: '/command-message/{id}/status/{status}',
@@ -183,7 +210,7 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
       body: statusPatch,
       responses: { 200: { description: 'OK', schema: endpointCommandMessage } },
       handler: async ({ params, body, access }) =>
-        ok(await svc.moveStatus(params.id, params.status, body?.version, access)),
+        ok(await svc.moveStatus(params.id, params.status, body?.version, access, body?.failureReason)),
     }),
     route<{ uuid: string }>({
       operationId: 'getEndpointCommandMessageDelivery',

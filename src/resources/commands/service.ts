@@ -19,11 +19,13 @@ import type {
   CommandMessageStatus,
   EndpointCommandMessage,
   EndpointCommandMessageDelivery,
+  EffectiveCommandMessageStatus,
   NewMessage,
 } from './model.js';
 import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
+import { CommandExpiry } from './expiry.js';
 
 /** Where the `cmd` module's effective status comes from (the modules resource's service). */
 export interface ModuleStatusSource {
@@ -42,6 +44,15 @@ export interface VendorInstallationSource {
 export interface CommandRequest {
   command: string;
   args?: string[];
+  /** Extension (issue 16): the message's lifetime instead of ECS_COMMAND_TTL. */
+  ttlSeconds?: number;
+}
+
+/** Issue 16: expiry, bounded retries, and presence (a status reported for an endpoint is a sign of life). */
+export interface CommandOptions {
+  expiry?: CommandExpiry;
+  /** The endpoints' presence (src/resources/endpoints/presence.ts). */
+  presence?: { seenAuthorized(endpointId: string): Promise<void> };
 }
 
 export const SUPPORT_INFORMATION_MODES = ['BASIC', 'FULL', 'DEBUG'] as const;
@@ -66,7 +77,20 @@ export class CommandService {
     private readonly modules: ModuleStatusSource,
     private readonly vendors: VendorInstallationSource,
     private readonly catalogue: CommandCatalogue,
-  ) {}
+    opts: CommandOptions = {},
+  ) {
+    this.expiry = opts.expiry ?? new CommandExpiry({ ttlSeconds: 86_400, maxRetries: 5 });
+    this.presence = opts.presence;
+  }
+
+  private readonly expiry: CommandExpiry;
+  private readonly presence?: CommandOptions['presence'];
+
+  /** The API record, expiry applied (EXPIRED is read, never stored). */
+  private record(hit: Stored<CommandMessageDoc>): EndpointCommandMessage {
+    const rec = toCommandMessage(hit);
+    return this.expiry.isExpired(hit.doc) ? { ...rec, status: 'EXPIRED' } : rec;
+  }
 
   /**
    * The endpoint an action targets: 404 unknown, 403 outside the caller's reach, 409 when
@@ -86,7 +110,8 @@ export class CommandService {
    * random id; a `createdId` that exists is an earlier attempt of the same request, answered as it is now.
    */
   private async enqueue(ep: Stored<EndpointDoc>, msg: NewMessage, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
-    const now = new Date().toISOString();
+    const nowMs = this.expiry.now();
+    const now = new Date(nowMs).toISOString();
     const doc: CommandMessageDoc = {
       id: createdId ?? crypto.randomUUID(),
       status: 'CREATED',
@@ -101,9 +126,11 @@ export class CommandService {
       updatedBy: access.userKey,
       createdAt: now,
       updatedAt: now,
+      expiresAt: this.expiry.expiresAt(nowMs, msg.ttlSeconds),
+      retries: 0,
     };
     try {
-      return toCommandMessage(await this.messages.create(doc));
+      return this.record(await this.messages.create(doc));
     } catch (err) {
       // The id is always the server's (the key's or a random UUID): an existing message under it is an
       // earlier attempt of this request (a keyed retry, or Elasticsearch re-sending the create).
@@ -111,7 +138,7 @@ export class CommandService {
       if (earlier && earlier.doc.endpointId === ep.id) {
         // The earlier attempt's answer was lost, perhaps before its visibility wait: this answer keeps the guarantee.
         await this.messages.visible();
-        return toCommandMessage(earlier);
+        return this.record(earlier);
       }
       throw err;
     }
@@ -127,35 +154,45 @@ export class CommandService {
     const hit = await this.messages.get(id);
     if (!hit) throw new NotFoundError(`command message ${id} not found`);
     await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);
-    return toCommandMessage(hit);
+    return this.record(hit);
   }
 
-  /** GET /command-message/endpoint/{endpoint-id}: oldest first, optionally one status. */
+  /**
+   * GET /command-message/endpoint/{endpoint-id}: oldest first, optionally one status (as it
+   * reads now: CREATED and RETRY leave expired messages out, EXPIRED selects them). The
+   * endpoint's own agent never receives an expired message.
+   */
   async listMessages(
     endpointId: string,
-    status: CommandMessageStatus | undefined,
+    status: EffectiveCommandMessageStatus | undefined,
     pr: PageRequest,
     access: Access,
   ): Promise<Page<EndpointCommandMessage>> {
     await this.endpoints.getVisible(endpointId, access);
     const filter: Query[] = [{ term: { endpointId } }];
-    if (status) filter.push({ term: { status } });
+    if (status) filter.push(this.expiry.statusFilter(status));
+    const mustNot: Query[] = access.role === 'agent' ? [this.expiry.expiredQuery()] : [];
     const res = await this.messages.search(
-      { bool: { filter } },
+      { bool: { filter, must_not: mustNot } },
       pageQuery({ ...pr, sort: [] }, { createdAt: 'createdAt' }, [{ field: 'createdAt', direction: 'ASC' }]),
     );
-    return toPage(pr, res.total, res.items.map(toCommandMessage));
+    return toPage(pr, res.total, res.items.map((h) => this.record(h)));
   }
 
   /**
    * PATCH /command-message/{id}/status/{status}: one move of the status machine, atomic
    * against concurrent moves; a stale `version` (when sent) → 409. SENT records a delivery.
+   * An expired message cannot move (409); a move into RETRY beyond ECS_COMMAND_MAX_RETRIES
+   * fails the message instead (MSG_SEND_FAIL with a failureReason). A failure move may carry
+   * its reason. The move is a sign of life of the endpoint when its agent reports it or when
+   * the message was delivered (SENT).
    */
   async moveStatus(
     id: string,
-    to: CommandMessageStatus,
+    requested: CommandMessageStatus,
     version: SeqNoPrimaryTerm | undefined,
     access: Access,
+    reason?: string,
   ): Promise<EndpointCommandMessage> {
     const hit = await this.messages.get(id);
     if (!hit) throw new NotFoundError(`command message ${id} not found`);
@@ -166,16 +203,31 @@ export class CommandService {
       );
     }
     const from = hit.doc.status;
-    if (!canMoveCommandMessage(from, to)) {
-      throw new ConflictError(`command message ${id} cannot move from ${from} to ${to}`);
+    if (this.expiry.isExpired(hit.doc)) {
+      throw new ConflictError(`command message ${id} expired at ${hit.doc.expiresAt ?? 'its default expiry'}; it cannot move to ${requested}`);
+    }
+    if (!canMoveCommandMessage(from, requested)) {
+      throw new ConflictError(`command message ${id} cannot move from ${from} to ${requested}`);
+    }
+    const partial: Partial<CommandMessageDoc> = {};
+    let to = requested;
+    if (to === 'RETRY') {
+      if (this.expiry.retriesExhausted(hit.doc)) {
+        to = 'MSG_SEND_FAIL';
+        partial.failureReason = `retries exhausted: ${this.expiry.opts.maxRetries} allowed (ECS_COMMAND_MAX_RETRIES)`;
+      } else {
+        partial.retries = (hit.doc.retries ?? 0) + 1;
+      }
+    } else if (reason !== undefined && to !== 'SENT') {
+      partial.failureReason = reason;
     }
     const now = new Date().toISOString();
     const by = access.userKey;
-    const updated = await this.messages.patch(
-      id,
-      { status: to, updatedAt: now, updatedBy: by },
-      { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm },
-    );
+    const signOfLife = this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId) : undefined;
+    const [updated] = await Promise.all([
+      this.messages.patch(id, { ...partial, status: to, updatedAt: now, updatedBy: by }, { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm }),
+      signOfLife,
+    ]);
     if (to === 'SENT') {
       // After the status write: SENT is final and the write above is conditional, so exactly
       // one caller gets here per message; the delivery write is a keyed full write (idempotent).
@@ -190,7 +242,7 @@ export class CommandService {
         updatedAt: now,
       });
     }
-    return toCommandMessage(updated);
+    return this.record(updated);
   }
 
   /** GET /command-message/delivery/{uuid} (extension). */
@@ -221,7 +273,7 @@ export class CommandService {
         `body.command: ${req.command} is not accepted by endpoint ${endpointId} (accepted: ${accepted.join(', ') || 'none'})`,
       );
     }
-    return this.enqueue(ep, { module: 'cmd', name: req.command, payload: { args: req.args ?? [] } }, access, createdId);
+    return this.enqueue(ep, { module: 'cmd', name: req.command, payload: { args: req.args ?? [] }, ttlSeconds: req.ttlSeconds }, access, createdId);
   }
 
   /** POST /csi: run the support-information utility in a mode. */

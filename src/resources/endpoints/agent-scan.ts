@@ -19,14 +19,15 @@ export class AgentScan {
   constructor(private readonly store: EndpointStore) {}
 
   /** The page search's query, AND-ed with `orgs` (undefined: unrestricted), after `afterId` when given. */
-  private query(c: EndpointCriteria, orgs: string[] | undefined, now: number, afterId?: string): Query {
-    const base = endpointCriteriaQuery(c, orgs, now);
+  private async query(c: EndpointCriteria, orgs: string[] | undefined, now: number, afterId?: string): Promise<Query> {
+    // Presence (issue 16) decides POTENTIALLY_DISCONNECTED inside the query, as the page search's does.
+    const base = endpointCriteriaQuery(c, orgs, now, await this.store.presence?.view());
     return afterId === undefined ? base : { bool: { filter: [base, { range: { id: { gt: afterId } } }] } };
   }
 
   /** How many agents match (after `afterId` when given). */
-  count(c: EndpointCriteria, orgs: string[] | undefined, now: number, afterId?: string): Promise<number> {
-    return this.store.count(this.query(c, orgs, now, afterId));
+  async count(c: EndpointCriteria, orgs: string[] | undefined, now: number, afterId?: string): Promise<number> {
+    return this.store.count(await this.query(c, orgs, now, afterId));
   }
 
   /**
@@ -39,7 +40,7 @@ export class AgentScan {
     now: number,
     opts: { afterId?: string; batchSize: number },
   ): AsyncGenerator<ScannedAgent[]> {
-    for await (const batch of this.store.scan(this.query(c, orgs, now, opts.afterId), opts.batchSize)) {
+    for await (const batch of this.store.scan(await this.query(c, orgs, now, opts.afterId), opts.batchSize)) {
       yield batch.map((h) => ({ id: h.doc.id, orgId: h.doc.orgId }));
     }
   }

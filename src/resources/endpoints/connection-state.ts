@@ -54,7 +54,7 @@ export class ConnectionStateUpdates {
    * default refresh: both feed the `basic` free-text search, and addresses change rarely.
    */
   async setAddresses(id: string, internalIps: string[], externalIp: string, access: Access): Promise<void> {
-    await this.reads.patchAfterRead(id, access, () => ({ internalIps, lastIp: externalIp }), {
+    await this.reads.patchAfterRead(id, access, () => ({ internalIps, lastIp: externalIp, lastSeen: new Date().toISOString() }), {
       read: (eid) => this.reads.getActionable(eid, access),
     });
   }

@@ -1,5 +1,6 @@
 /** Search criteria of spec 2.2 (UtmCriteria, LteEndpointCriteria, EndpointCriteria) → Elasticsearch queries. */
 import type { Query } from '../../store/doc-store.js';
+import { connectionStatusFilter, liveConnected, type PresenceView } from './presence.js';
 import { FAMILY_TYPES, type ConnectionStatus, type ExternalStatus, type Family, type WanStatus } from './model.js';
 
 export interface UtmCriteria {
@@ -21,6 +22,8 @@ export interface LteEndpointCriteria {
 
 export interface EndpointCriteria {
   basic?: string;
+  /** Extension (issue 16). */
+  connectionStatuses?: ConnectionStatus[];
   orgId?: string;
   includeScannerEndpoints?: boolean;
   showInactiveEndpoints?: boolean;
@@ -46,10 +49,13 @@ function termsIfAny(field: string, values: readonly string[] | undefined): Query
   return values && values.length > 0 ? [{ terms: { [field]: [...values] } }] : [];
 }
 
-/** UtmCriteria: every field filters; empty lists do not. `siteKey` matches the site's id. */
-export function utmCriteriaQuery(c: UtmCriteria, orgs: string[] | undefined): Query {
+/**
+ * UtmCriteria: every field filters; empty lists do not. `siteKey` matches the site's id.
+ * Connection statuses are matched as they read, presence applied (`presence`, presence.ts).
+ */
+export function utmCriteriaQuery(c: UtmCriteria, orgs: string[] | undefined, presence?: PresenceView): Query {
   return familyQuery('utm', orgs, [
-    ...termsIfAny('connectionStatus', c.connectionStatuses),
+    ...connectionStatusFilter(c.connectionStatuses, presence),
     ...termsIfAny('externalStatus', c.externalStatuses),
     ...termsIfAny('wanStatus', c.wanStatuses),
     ...(c.siteId ? [{ term: { siteId: c.siteId } }] : []),
@@ -70,10 +76,10 @@ export function lteCriteriaQuery(c: LteEndpointCriteria, orgs: string[] | undefi
  * EndpointCriteria over agents. `basic` is a case-insensitive, prefix-friendly free text over
  * displayName, hostInfo.hostName, lastIp, internalIps and clientVersion (all words must
  * match, the last one as a prefix). `showInactiveEndpoints: false` keeps endpoints that are
- * CONNECTED or connected within the last `hideInactiveAfterDays` days.
+ * CONNECTED (presence applied) or connected or seen within the last `hideInactiveAfterDays` days.
  */
-export function endpointCriteriaQuery(c: EndpointCriteria, orgs: string[] | undefined, now = Date.now()): Query {
-  const filters: Query[] = [];
+export function endpointCriteriaQuery(c: EndpointCriteria, orgs: string[] | undefined, now = Date.now(), presence?: PresenceView): Query {
+  const filters: Query[] = [...connectionStatusFilter(c.connectionStatuses, presence)];
   const mustNot: Query[] = [];
   if (c.basic) filters.push({ match_bool_prefix: { basicText: { query: c.basic, operator: 'and' } } });
   if (c.includeScannerEndpoints === false) mustNot.push({ term: { scanner: true } });
@@ -82,8 +88,9 @@ export function endpointCriteriaQuery(c: EndpointCriteria, orgs: string[] | unde
     filters.push({
       bool: {
         should: [
-          { term: { connectionStatus: 'CONNECTED' } },
+          liveConnected(presence),
           { range: { lastConnect: { gte: new Date(now - days * DAY_MS).toISOString() } } },
+          { range: { lastSeen: { gte: new Date(now - days * DAY_MS).toISOString() } } },
         ],
         minimum_should_match: 1,
       },

@@ -106,6 +106,8 @@ export interface EndpointDoc extends EndpointFields, UtmFields, LteFields {
   updatedAt: string;
   createdBy: UserKey;
   updatedBy: UserKey;
+  /** Extension (issue 16): the last sign of life; written only by the server (presence.ts). */
+  lastSeen?: string;
   /** Internal: the last reported status of each WAN interface (UTM). */
   interfaces?: Partial<Record<WanStatus, InterfaceStatus>>;
   /** Internal: true for network-scanner endpoints (see docs/decisions.md). */
@@ -136,7 +138,7 @@ export function familyOf(t: EndpointType): Family {
  * Fields only the server writes; a JSON Patch touching them is refused (405) and a body
  * carrying them has them ignored. `deleted` changes only through DELETE.
  */
-export const SERVER_OWNED_FIELDS = ['id', 'type', 'version', 'createdAt', 'createdBy', 'updatedAt', 'updatedBy', 'deleted'] as const;
+export const SERVER_OWNED_FIELDS = ['id', 'type', 'version', 'createdAt', 'createdBy', 'updatedAt', 'updatedBy', 'deleted', 'lastSeen'] as const;
 
 /** Kinds of single-record lookup keys that must be unique (see docs/decisions.md). */
 export type EndpointKeyKind = 'utm-serial' | 'utm-mac' | 'utm-common-name' | 'lte-imei-site';

@@ -17,7 +17,8 @@ import {
   type LteEndpointCriteria,
   type UtmCriteria,
 } from './criteria.js';
-import type { EndpointDoc, EndpointRecord, Family } from './model.js';
+import type { ConnectionStatus, EndpointDoc, EndpointRecord, Family } from './model.js';
+import { countByConnectionStatus, type PresenceView } from './presence.js';
 import type { PitSearch } from '../../store/scan.js';
 import { ENDPOINT_SORT, LTE_SORT, UTM_SORT } from './schema.js';
 import { toEndpointRecordInPlace, type EndpointStore } from './store.js';
@@ -65,8 +66,32 @@ export class EndpointQueries {
     return toPage(pr, res.total, res.items.map(toEndpointRecordInPlace));
   }
 
-  private async utmQuery(c: UtmCriteria, access: Access): Promise<Query> {
-    return utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false));
+  private async utmQuery(c: UtmCriteria, access: Access, view?: PresenceView): Promise<Query> {
+    return utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false), view ?? (await this.store.presence?.view()));
+  }
+
+  /** EndpointCriteria's query over agents, presence applied (a stale CONNECTED one reads POTENTIALLY_DISCONNECTED). */
+  private async agentQuery(c: EndpointCriteria, access: Access, view?: PresenceView): Promise<Query> {
+    const v = view ?? (await this.store.presence?.view());
+    return endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false), v?.nowMs ?? Date.now(), v);
+  }
+
+  /** The presence view the status counts decide with (issue 16). */
+  private async presenceView(): Promise<PresenceView> {
+    if (!this.store.presence) throw new Error('endpoint presence is not set up');
+    return this.store.presence.view();
+  }
+
+  /** Agents matching EndpointCriteria per connection status, presence applied (issue 16). */
+  async agentsByConnectionStatus(c: EndpointCriteria, access: Access): Promise<{ key: ConnectionStatus; count: number }[]> {
+    const view = await this.presenceView();
+    return countByConnectionStatus(this.store, await this.agentQuery(c, access, view), view);
+  }
+
+  /** UTM endpoints matching UtmCriteria per connection status, presence applied (issue 16). */
+  async utmsByConnectionStatus(c: UtmCriteria, access: Access): Promise<{ key: ConnectionStatus; count: number }[]> {
+    const view = await this.presenceView();
+    return countByConnectionStatus(this.store, await this.utmQuery(c, access, view), view);
   }
 
   async searchUtm(c: UtmCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
@@ -93,8 +118,7 @@ export class EndpointQueries {
   }
 
   async searchAgents(c: EndpointCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
-    const query = endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false));
-    return this.page(query, pr, ENDPOINT_SORT);
+    return this.page(await this.agentQuery(c, access), pr, ENDPOINT_SORT);
   }
 
   // ---- the page searches prepared for cursors and exports (issue 16, src/http/deep-paging.ts) ----
@@ -103,8 +127,7 @@ export class EndpointQueries {
   // wanted here (a cursor's depth is checked by the paging layer).
 
   async deepAgents(c: EndpointCriteria, pr: PageRequest, access: Access): Promise<PitSearch<EndpointDoc, EndpointRecord>> {
-    const query = endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false));
-    return this.store.pitSearch(query, pageQuery({ ...pr, page: 0 }, ENDPOINT_SORT).sort);
+    return this.store.pitSearch(await this.agentQuery(c, access), pageQuery({ ...pr, page: 0 }, ENDPOINT_SORT).sort);
   }
 
   async deepUtm(c: UtmCriteria, pr: PageRequest, access: Access): Promise<PitSearch<EndpointDoc, EndpointRecord>> {

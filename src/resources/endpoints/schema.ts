@@ -69,6 +69,7 @@ const commonIn = {
   version: int.min(1),
   ...serverOwned,
   deleted: serverOwnedField(Joi.boolean()),
+  lastSeen: serverOwnedField(isoDateOut),
   orgId: orgId,
   clientVersion: text,
   certSubject: text,
@@ -168,6 +169,9 @@ const commonOut = {
   connectionStatus,
   externalStatus,
   deleted: Joi.boolean().required(),
+  lastSeen: isoDateOut.description(
+    'Extension (x-extension, issue 16): the last sign of life recorded for the endpoint; a CONNECTED endpoint not seen for its presence timeout reads as POTENTIALLY_DISCONNECTED',
+  ),
 };
 
 const utmOut = {
@@ -221,6 +225,7 @@ export const LTE_CRITERIA = Joi.object({
 
 export const ENDPOINT_CRITERIA = Joi.object({
   basic: Joi.string().trim().max(256).allow(''),
+  connectionStatuses: Joi.array().max(10).items(connectionStatus).description('Extension (x-extension, issue 16): presence applied, as in UtmCriteria'),
   orgId: orgId,
   includeScannerEndpoints: Joi.boolean(),
   showInactiveEndpoints: Joi.boolean(),

@@ -100,6 +100,7 @@ export class EndpointService {
       // A state is never absent: a new record has NEVER connected; a replace keeps the reported one.
       connectionStatus: fields.connectionStatus ?? prev?.connectionStatus ?? 'NEVER',
       deleted: false,
+      ...(prev?.lastSeen ? { lastSeen: prev.lastSeen } : {}),
       createdAt: prev?.createdAt ?? now,
       createdBy: prev?.createdBy ?? access.userKey,
       updatedAt: now,

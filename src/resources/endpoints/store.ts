@@ -10,6 +10,7 @@ import { compositeAll, compositeChunk, type TermCount } from '../../store/aggreg
 import type { EndpointDoc, EndpointRecord } from './model.js';
 import { Batcher, type BatcherOptions, type ItemOutcome } from '../../store/batcher.js';
 import { itemError } from '../../store/item-errors.js';
+import type { EndpointPresence } from './presence.js';
 
 /** Maps a stored document to the API record: internal fields dropped, integer version added. */
 export function toEndpointRecord(hit: Stored<EndpointDoc>): EndpointRecord {
@@ -53,6 +54,8 @@ const COMPOSITE_CHUNK = 1000;
 export class EndpointStore {
   private readonly docs: DocStore<EndpointDoc>;
   private readonly groupCommit: Batcher<ConnectionStateUpdate, { deleted: boolean }>;
+  /** Presence (issue 16): applied to every document read, and stamped by every connection-state write. */
+  presence?: EndpointPresence;
 
   constructor(ctx: StoreContext, batching = ENDPOINT_BATCHING) {
     this.docs = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint', { reads: batching.reads, searches: batching.searches });
@@ -65,8 +68,10 @@ export class EndpointStore {
   }
 
   /** Realtime get, deleted ones included (services decide visibility); concurrent gets travel in one multi-get. */
-  get(id: string): Promise<Stored<EndpointDoc> | undefined> {
-    return this.docs.get(id);
+  async get(id: string): Promise<Stored<EndpointDoc> | undefined> {
+    const hit = await this.docs.get(id);
+    if (hit) this.read(hit.doc);
+    return hit;
   }
 
   /**
@@ -80,19 +85,33 @@ export class EndpointStore {
     return this.groupCommit.submit({ id, partial });
   }
 
+  /** A sign of life alone (presence.ts): a lastSeen-only item of the same group commit. */
+  touch(id: string): Promise<{ deleted: boolean }> {
+    return this.groupCommit.submit({ id, partial: {} });
+  }
+
+  /** Presence applied to a document read from the index (in place). */
+  private read(doc: EndpointDoc): EndpointDoc {
+    return this.presence ? this.presence.apply(doc) : doc;
+  }
+
   private async updateConnectionStates(items: ConnectionStateUpdate[]): Promise<ItemOutcome<{ deleted: boolean }>[]> {
+    // Every connection-state write is a sign of life: lastSeen rides on the same bulk item.
+    const lastSeen = this.presence ? new Date(this.presence.now()).toISOString() : undefined;
     const res = await this.docs.bulk(
       items.flatMap((it) => [
         { update: { _id: it.id, retry_on_conflict: LAST_WRITE_WINS_RETRIES } },
-        { doc: it.partial, _source: { includes: ['deleted'] } },
+        { doc: lastSeen ? { ...it.partial, lastSeen } : it.partial, _source: { includes: ['deleted'] } },
       ]),
       { refresh: false },
     );
     return connectionStateOutcomes(items, res);
   }
 
-  getMany(ids: string[]): Promise<Stored<EndpointDoc>[]> {
-    return this.docs.getMany(ids);
+  async getMany(ids: string[]): Promise<Stored<EndpointDoc>[]> {
+    const hits = await this.docs.getMany(ids);
+    for (const h of hits) this.read(h.doc);
+    return hits;
   }
 
   create(doc: EndpointDoc, opts?: WriteOptions): Promise<Stored<EndpointDoc>> {
@@ -118,22 +137,39 @@ export class EndpointStore {
   }
 
   /** One search; concurrent ones travel in one multi-search. */
-  search(query: Query, page: PageQuery): Promise<SearchResult<EndpointDoc>> {
-    return this.docs.search({ query, ...page });
+  async search(query: Query, page: PageQuery): Promise<SearchResult<EndpointDoc>> {
+    const res = await this.docs.search({ query, ...page });
+    for (const h of res.items) this.read(h.doc);
+    return res;
   }
 
   count(query: Query): Promise<number> {
     return this.docs.count(query);
   }
 
-  /** Streams matching documents (PIT + search_after), sorted by id. */
   /** A search prepared for cursors and exports (issue 16): pages of records on a point in time, in `sort` (ending in `id`). */
   pitSearch(query: Query, sort: estypes.SortCombinations[]): PitSearch<EndpointDoc, EndpointRecord> {
-    return new PitSearch(this.docs, query, sort, toEndpointRecord);
+    return new PitSearch(this.docs, query, sort, (hit) => {
+      this.read(hit.doc);
+      return toEndpointRecord(hit);
+    });
   }
 
-  scan(query: Query, batchSize = 1000): AsyncGenerator<Stored<EndpointDoc>[]> {
-    return this.docs.scan(query, { batchSize, sort: [{ id: 'asc' }] });
+  /** Streams matching documents (PIT + search_after), sorted by id. */
+  async *scan(query: Query, batchSize = 1000): AsyncGenerator<Stored<EndpointDoc>[]> {
+    for await (const batch of this.docs.scan(query, { batchSize, sort: [{ id: 'asc' }] })) {
+      for (const h of batch) this.read(h.doc);
+      yield batch;
+    }
+  }
+
+  /** Documents matching each named filter, in one search (a `filters` aggregation). */
+  async filterCounts<K extends string>(query: Query, filters: Record<K, Query>): Promise<Record<K, number>> {
+    const res = await this.docs.search({ query, size: 0, track_total_hits: false, aggs: { buckets: { filters: { filters } } } });
+    const buckets = (res.aggregations?.buckets as estypes.AggregationsFiltersAggregate | undefined)?.buckets as
+      | Record<string, estypes.AggregationsFiltersBucket>
+      | undefined;
+    return Object.fromEntries(Object.keys(filters).map((k) => [k, buckets?.[k]?.doc_count ?? 0])) as Record<K, number>;
   }
 
   /**
@@ -141,7 +177,7 @@ export class EndpointStore {
    * case), else streamed with a point in time in batches of `scanBatch`.
    */
   async allMatching(query: Query, firstSize: number, scanBatch = firstSize): Promise<Stored<EndpointDoc>[]> {
-    const first = await this.docs.search({ query, from: 0, size: firstSize, sort: [{ id: 'asc' }], track_total_hits: true });
+    const first = await this.search(query, { from: 0, size: firstSize, sort: [{ id: 'asc' }], track_total_hits: true });
     if (first.total <= first.items.length) return first.items;
     const out: Stored<EndpointDoc>[] = [];
     for await (const batch of this.scan(query, scanBatch)) out.push(...batch);

@@ -49,6 +49,8 @@ export class NetworkService {
     private readonly heartbeats: HeartbeatStore,
     private readonly hosts: NetworkHostStore,
     private readonly log: Logger,
+    /** Issue 16: a heartbeat of an endpoint's sensor is a sign of life of the endpoint. */
+    private readonly presence?: { seen(endpointId: string, access: Access): Promise<void> },
   ) {}
 
   /**
@@ -62,6 +64,7 @@ export class NetworkService {
     await Promise.all([
       this.heartbeats.put({ id: heartbeatId(hb.endpointId, hb.timestamp), ...hb }),
       this.upsertHost({ orgId: hb.orgId, ipAddress: hb.hostAddress, lastSeen: hb.timestamp }),
+      this.presence?.seen(hb.endpointId, access),
     ]);
     return hb;
   }

@@ -29,6 +29,8 @@ export interface ConfigFields {
   loggingMaxSizeMB?: number;
   windowsEventLogs?: WinEventLogConfig[];
   windowsEventIgnores?: WinEventIgnore[];
+  /** Extension (issue 16): the organization's presence timeout, seconds. */
+  presenceTimeoutSeconds?: number;
   [extra: string]: string | number | boolean | string[] | WinEventLogConfig[] | WinEventIgnore[] | undefined;
 }
 

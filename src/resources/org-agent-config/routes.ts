@@ -46,6 +46,13 @@ const knownFields = {
   loggingMaxSizeMB: count,
   windowsEventLogs: Joi.array().items(winEventLogConfig).max(256),
   windowsEventIgnores: Joi.array().items(winEventIgnore).max(1024),
+  presenceTimeoutSeconds: Joi.number()
+    .integer()
+    .min(1)
+    .max(INT32_MAX)
+    .description(
+      "Extension (x-extension, issue 16): this organization's presence timeout in seconds (default ECS_PRESENCE_TIMEOUT): a CONNECTED endpoint not seen for it reads as POTENTIALLY_DISCONNECTED",
+    ),
 };
 
 const KNOWN = new Set(Object.keys(knownFields));

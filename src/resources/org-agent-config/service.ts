@@ -20,7 +20,14 @@ export class OrgAgentConfigService {
   constructor(
     private readonly store: OrgAgentConfigStore,
     private readonly orgs: OrganizationService,
+    /** Called after a configuration is written (presence re-reads its timeouts). */
+    private readonly onChange: () => void = () => undefined,
   ) {}
+
+  /** Organizations whose agent configuration overrides the presence timeout → seconds (issue 16). */
+  presenceTimeouts(): Promise<ReadonlyMap<string, number>> {
+    return this.store.presenceTimeouts();
+  }
 
   /**
    * POST /config/org: replaces the organization's agent configuration (last write wins).
@@ -34,12 +41,14 @@ export class OrgAgentConfigService {
     const doc: OrgAgentConfigDoc = {
       orgId: input.orgId,
       fields: input.fields,
+      ...(input.fields.presenceTimeoutSeconds !== undefined ? { presenceTimeoutSeconds: input.fields.presenceTimeoutSeconds } : {}),
       createdAt: previous?.doc.createdAt ?? now,
       createdBy: previous?.doc.createdBy ?? access.userKey,
       updatedAt: now,
       updatedBy: access.userKey,
     };
     await this.store.put(doc);
+    this.onChange();
     return toConfig(doc);
   }
 

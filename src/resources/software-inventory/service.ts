@@ -56,6 +56,8 @@ export class SoftwareInventoryService {
   private readonly lastSeenRefreshMs: number;
   /** The organization views: lists and summaries of exactly one organization. */
   readonly org: OrgSoftwareInventory;
+  /** Issue 16: presence of the endpoints (set by the service container); a report is a sign of life. */
+  presence?: { seenAuthorized(endpointId: string): Promise<void> };
 
   constructor(
     private readonly store: SoftwareInventoryStore,
@@ -89,7 +91,10 @@ export class SoftwareInventoryService {
         `the inventory has ${unique.length} distinct entries; at most ${MAX_INVENTORY_ITEMS} are accepted`,
       );
     }
-    return this.replaceInventory(await this.owner(endpointId, access), unique);
+    const owner = await this.owner(endpointId, access);
+    // Issue 16: a full report is a sign of life; its lastSeen rides on the bookkeeping group commit, beside the inventory writes.
+    const [result] = await Promise.all([this.replaceInventory(owner, unique), this.presence?.seenAuthorized(owner.id)]);
+    return result;
   }
 
   /**
