@@ -31,7 +31,7 @@ interface Page<T> {
  * Slow enough that a job over a few hundred agents spans many checkpoints, fast enough for a
  * test; an index prefix of its own, so only this file's two instances run its jobs.
  */
-const ENV = { ECS_INDEX_PREFIX: `${RUN_PREFIX}-jobs`, ECS_JOB_RATE_PER_SECOND: '100', ECS_JOB_BATCH_SIZE: '10', ECS_JOB_POLL_MS: '100', ECS_JOB_LEASE_SECONDS: '5' };
+const ENV = { ECS_INDEX_PREFIX: `${RUN_PREFIX}-zjob`, ECS_JOB_RATE_PER_SECOND: '100', ECS_JOB_BATCH_SIZE: '10', ECS_JOB_POLL_MS: '100', ECS_JOB_LEASE_SECONDS: '5' };
 
 /** Runs `fn` over `items`, `width` at a time. */
 async function each<T, R>(items: T[], fn: (item: T) => Promise<R>, width = 16): Promise<R[]> {

@@ -7,7 +7,7 @@
  *   other (unrelated)
  */
 import { expect } from 'chai';
-import { expectErrorBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, sharedApp, type TestApp } from '../helpers/app.js';
 
 interface Tree {
   organizations: { id: string; name: string; parentId?: string }[];
@@ -23,12 +23,11 @@ describe('GET /org/tree (the caller\'s organization subtree)', () => {
   let other: string;
 
   before(async () => {
-    t = await startTestApp();
+    t = await sharedApp();
     msp = await t.world.org();
     [custA, custB, other] = await Promise.all([t.world.org(msp), t.world.org(msp), t.world.org()]);
     siteA1 = await t.world.org(custA);
   });
-  after(() => t.close());
 
   const tree = async (token: string) => {
     const res = await t.world.as(token).get<Tree>('/org/tree');

@@ -4,8 +4,7 @@
  * instead of forcing one each.
  */
 import { expect } from 'chai';
-import { startTestApp, uid, RUN_PREFIX, type EndpointRecord, type TestApp } from '../helpers/app.js';
-import type { Api } from '../helpers/http.js';
+import { useOrg, uid, RUN_PREFIX, type EndpointRecord } from '../helpers/app.js';
 
 const WRITERS = 40;
 
@@ -15,24 +14,10 @@ interface Page {
 }
 
 describe('write visibility: searchable when the answer arrives, refreshes shared', () => {
-  let t: TestApp;
-  let org: string;
-  let writer: Api;
-  let searcher: Api;
-
-  before(async function () {
-    // The first app of a run sets up every index, slow on a loaded machine.
-    this.timeout(120_000);
-    t = await startTestApp();
-    org = await t.world.org();
-    writer = t.world.as(await t.world.token('admin', org));
-    // Another client: its own token, its own requests; it only ever searches.
-    searcher = t.world.as(await t.world.token('reader', org));
-  });
-  after(() => t.close());
+  const o = useOrg();
 
   const found = async (displayName: string): Promise<string[]> => {
-    const res = await searcher.post<Page>('/endpoint/page-search', { criteria: { basic: displayName, orgId: org } });
+    const res = await o.reader.post<Page>('/endpoint/page-search', { criteria: { basic: displayName, orgId: o.org } });
     expect(res.status, res.text).to.equal(200);
     return res.body.items.map((i) => i.id);
   };
@@ -42,7 +27,7 @@ describe('write visibility: searchable when the answer arrives, refreshes shared
     const names = Array.from({ length: WRITERS }, () => uid('vis'));
     const created = await Promise.all(
       names.map(async (displayName) => {
-        const res = await writer.post<EndpointRecord>('/endpoint', { orgId: org, displayName });
+        const res = await o.admin.post<EndpointRecord>('/endpoint', { orgId: o.org, displayName });
         expect(res.status, res.text).to.equal(200);
         expect(await found(displayName), `created ${displayName}`).to.deep.equal([res.body.id]);
         return res.body;
@@ -50,7 +35,7 @@ describe('write visibility: searchable when the answer arrives, refreshes shared
     );
     await Promise.all(
       created.map(async (e) => {
-        const res = await writer.delete(`/endpoint/${e.id}`);
+        const res = await o.admin.delete(`/endpoint/${e.id}`);
         expect(res.status, res.text).to.equal(204);
         expect(await found(e.displayName as string), `deleted ${e.displayName}`).to.deep.equal([]);
       }),
@@ -58,9 +43,9 @@ describe('write visibility: searchable when the answer arrives, refreshes shared
   });
 
   it('a replace is searchable by its new name when it answers', async () => {
-    const e = await t.world.endpoint(org);
+    const e = await o.t.world.endpoint(o.org);
     const renamed = uid('renamed');
-    const res = await writer.put<EndpointRecord>(`/endpoint/${e.id}`, { orgId: org, displayName: renamed, version: e.version });
+    const res = await o.admin.put<EndpointRecord>(`/endpoint/${e.id}`, { orgId: o.org, displayName: renamed, version: e.version });
     expect(res.status, res.text).to.equal(200);
     expect(await found(renamed)).to.deep.equal([e.id]);
   });
@@ -68,7 +53,7 @@ describe('write visibility: searchable when the answer arrives, refreshes shared
   it('64 concurrent creates cost far fewer refreshes of the index than writes', async function () {
     this.timeout(60_000);
     const n = 64;
-    const es = t.server.store.client;
+    const es = o.t.server.store.client;
     const index = `${RUN_PREFIX}-endpoints`;
     const refreshes = async (): Promise<number> => {
       const stats = await es.indices.stats({ index, metric: 'refresh' });
@@ -76,7 +61,7 @@ describe('write visibility: searchable when the answer arrives, refreshes shared
     };
     const before = await refreshes();
     const results = await Promise.all(
-      Array.from({ length: n }, () => writer.post<EndpointRecord>('/endpoint', { orgId: org, displayName: uid('burst') })),
+      Array.from({ length: n }, () => o.admin.post<EndpointRecord>('/endpoint', { orgId: o.org, displayName: uid('burst') })),
     );
     expect(results.map((r) => r.status)).to.deep.equal(Array.from({ length: n }, () => 200));
     const used = (await refreshes()) - before;

@@ -122,12 +122,14 @@ export function useTenants(env?: Record<string, string>): TenantFixture {
   return fixture;
 }
 
-/** The shared app with one fresh organization, a child of it, and an admin client of the organization. */
+/** The shared app with one fresh organization, a child of it, and an admin and a reader client of the organization. */
 export interface OrgFixture {
   t: TestApp;
   org: string;
   child: string;
   admin: Api;
+  /** Another client of the organization: its own reader token, its own requests. */
+  reader: Api;
 }
 
 /** Mocha fixture for the calling describe block: an OrgFixture filled in a `before` hook. */
@@ -139,8 +141,8 @@ export function useOrg(): OrgFixture {
     // reloads the organization tree can be missing from this instance's cache until its next poll.
     const org = await t.world.org();
     const child = await t.world.org(org);
-    const admin = t.world.as(await t.world.token('admin', org));
-    Object.assign(fixture, { t, org, child, admin });
+    const [admin, reader] = await Promise.all([t.world.token('admin', org), t.world.token('reader', org)]);
+    Object.assign(fixture, { t, org, child, admin: t.world.as(admin), reader: t.world.as(reader) });
   });
   return fixture;
 }
