@@ -3,19 +3,16 @@
  * playwright-core) against the real service and Elasticsearch, with real tokens; the fleet is
  * seeded through the API. Screenshots of the main views land in .local/console-screenshots/.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import axe from 'axe-core';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { buildConsole } from '../../scripts/build-console.js';
+import type { Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../../src/http/console.js';
 import type { Api } from '../helpers/http.js';
 import { startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
+import { openConsoleBrowser, SHOTS, type ConsoleBrowser } from '../helpers/console-browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.resolve('.local/console-screenshots');
 const XSS = '<img src=x onerror=alert(1)>';
 const STATUSES = ['CONNECTED', 'POTENTIALLY_DISCONNECTED', 'DISCONNECTED', 'NEVER', 'UNINSTALLED'] as const;
 const LICENSE_STATES = ['CREATED', 'ACTIVATED', 'REVOKED', 'DEACTIVATED', 'EXPIRED'] as const;
@@ -169,17 +166,9 @@ describe('operator console in Chromium (issue 13)', function () {
   this.timeout(120_000);
   let t: TestApp;
   let fleet: Fleet;
-  let browser: Browser;
-  let context: BrowserContext;
+  let b: ConsoleBrowser;
   let page: Page;
-  const dialogs: string[] = [];
-  const cspViolations: string[] = [];
-  const pageErrors: string[] = [];
-
-  async function shot(name: string): Promise<void> {
-    fs.mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  }
+  const shot = (name: string): Promise<void> => b.shot(name);
 
   async function signIn(token: string): Promise<void> {
     await page.goto(`${t.url}/console`);
@@ -189,24 +178,14 @@ describe('operator console in Chromium (issue 13)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    await buildConsole();
     t = await startTestApp();
     fleet = await seed(t);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    page = await context.newPage();
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) cspViolations.push(m.text());
-    });
+    b = await openConsoleBrowser();
+    page = b.page;
   });
 
   after(async () => {
-    await browser?.close();
+    await b?.close();
     await t?.close();
   });
 
@@ -320,7 +299,10 @@ describe('operator console in Chromium (issue 13)', function () {
     await page.waitForSelector('[data-table="agents"] th[aria-sort="descending"]');
     await page.waitForSelector('[data-table="agents"] [data-page-of="1/3"]');
     await page.waitForSelector('[data-table="agents"] tbody[aria-busy="false"]');
-    expect(await rowNames()).to.deep.equal(all.body.items.map((i) => i.displayName));
+    // The rows of the sorted page replace the previous ones once its answer is rendered.
+    const expected = all.body.items.map((i) => i.displayName);
+    const sorted = await waitFor(rowNames, (n) => JSON.stringify(n) === JSON.stringify(expected), 5000, 50);
+    expect(sorted.value).to.deep.equal(expected);
     // Text search narrows to one agent.
     await page.fill('#agent-search', 'agent-007');
     await page.press('#agent-search', 'Enter');
@@ -355,7 +337,7 @@ describe('operator console in Chromium (issue 13)', function () {
     const title = await page.waitForSelector('#endpoint-title[data-endpoint-name]:not([data-endpoint-name=""])');
     expect(await title.textContent()).to.equal(XSS);
     expect(await page.$$('img')).to.have.length(0);
-    expect(dialogs).to.deep.equal([]);
+    expect(b.dialogs).to.deep.equal([]);
   });
 
   it('opens an endpoint: fields, modules, licenses, commands, software; sends a command and watches its status', async () => {
@@ -497,8 +479,8 @@ describe('operator console in Chromium (issue 13)', function () {
   });
 
   it('ran no script the page did not ship and broke no CSP rule', () => {
-    expect(dialogs).to.deep.equal([]);
-    expect(cspViolations).to.deep.equal([]);
-    expect(pageErrors).to.deep.equal([]);
+    expect(b.dialogs).to.deep.equal([]);
+    expect(b.cspViolations).to.deep.equal([]);
+    expect(b.pageErrors).to.deep.equal([]);
   });
 });

@@ -4,18 +4,15 @@
  * the audit page, and bulk-action jobs. Screenshots land in .local/console-screenshots/.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { expect } from 'chai';
 import axe from 'axe-core';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { buildConsole } from '../../scripts/build-console.js';
+import type { Page } from 'playwright-core';
 import { commandsFor, loadCatalogue } from '../../src/resources/commands/catalogue.js';
 import type { Api } from '../helpers/http.js';
 import { startTestApp, type EndpointRecord, type TestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
+import { openConsoleBrowser, type ConsoleBrowser } from '../helpers/console-browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = path.resolve('.local/console-screenshots');
 
 interface Page_<T> {
   totalCount: number;
@@ -30,17 +27,9 @@ describe('console fleet operations in Chromium (issue 16)', function () {
   let readerToken: string;
   let admin: Api;
   let stale: string[];
-  let browser: Browser;
-  let context: BrowserContext;
+  let b: ConsoleBrowser;
   let page: Page;
-  const requestUrls: string[] = [];
-  const cspViolations: string[] = [];
-  const pageErrors: string[] = [];
-
-  async function shot(name: string): Promise<void> {
-    fs.mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  }
+  const shot = (name: string): Promise<void> => b.shot(name);
   async function signIn(token: string): Promise<void> {
     await page.goto(`${t.url}/console`);
     await page.fill('#token', token);
@@ -55,7 +44,6 @@ describe('console fleet operations in Chromium (issue 16)', function () {
 
   before(async function () {
     this.timeout(300_000);
-    await buildConsole();
     // Jobs act on 5 agents a second here, so a job runs long enough to be watched and cancelled.
     t = await startTestApp({ ECS_JOB_RATE_PER_SECOND: '5', ECS_JOB_BATCH_SIZE: '5', ECS_JOB_POLL_MS: '200' });
     root = await t.world.org();
@@ -75,19 +63,13 @@ describe('console fleet operations in Chromium (issue 16)', function () {
       const w = await waitFor(() => t.admin.get<EndpointRecord>(`/endpoint/${id}`), (r) => r.body.connectionStatus === 'POTENTIALLY_DISCONNECTED', 30_000, 200);
       expect(w.met, 'stale').to.equal(true);
     }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, acceptDownloads: true });
-    page = await context.newPage();
-    page.on('request', (r) => requestUrls.push(r.url()));
-    page.on('pageerror', (e) => pageErrors.push(e.message));
-    page.on('console', (m) => {
-      if (/Content Security Policy|Refused to/i.test(m.text())) cspViolations.push(m.text());
-    });
+    b = await openConsoleBrowser({ acceptDownloads: true });
+    page = b.page;
     await signIn(adminToken);
   });
 
   after(async () => {
-    await browser?.close();
+    await b?.close();
     await t?.close();
   });
 
@@ -133,7 +115,7 @@ describe('console fleet operations in Chromium (issue 16)', function () {
     expect(lines[0].split(',')).to.include('displayName');
     const idCol = lines[0].split(',').indexOf('id');
     expect(lines.slice(1).map((l) => l.split(',')[idCol])).to.deep.equal(apiPage.body.items.map((r) => r.id));
-    expect(requestUrls.filter((u) => u.includes(adminToken))).to.deep.equal([]);
+    expect(b.requestUrls.filter((u) => u.includes(adminToken))).to.deep.equal([]);
   });
 
   it('a job created from the agents table shows the matching count, runs to DONE with its bar at 100 %; another is cancelled', async () => {
@@ -221,7 +203,7 @@ describe('console fleet operations in Chromium (issue 16)', function () {
       const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
       expect(bad.map((v) => `${view} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).to.deep.equal([]);
     }
-    expect(cspViolations).to.deep.equal([]);
-    expect(pageErrors).to.deep.equal([]);
+    expect(b.cspViolations).to.deep.equal([]);
+    expect(b.pageErrors).to.deep.equal([]);
   });
 });
