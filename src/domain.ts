@@ -21,3 +21,9 @@ export interface PageRequest {
   size: number;
   sort?: SortOrder[];
 }
+
+/**
+ * How deep a page may reach (from + size), Elasticsearch's default index.max_result_window:
+ * the page searches refuse beyond it and point to cursors (issue 16), which go past it.
+ */
+export const RESULT_WINDOW = 10_000;

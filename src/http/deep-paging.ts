@@ -21,8 +21,7 @@ import { Readable } from 'node:stream';
 import Joi from 'joi';
 import { AppError, BadRequestError } from '../errors.js';
 import { ok, type HandlerInput, type Reply, type RouteSpec } from './routes.js';
-import { RESULT_WINDOW } from '../store/page-query.js';
-import type { PageRequest } from '../domain.js';
+import { RESULT_WINDOW, type PageRequest } from '../domain.js';
 
 /** Where a deep read stands (opaque to this layer): a point in time and the last sort values. */
 export interface DeepPosition {

@@ -1,10 +1,9 @@
 /** A PageRequest in Elasticsearch's terms: from/size/sort, one place for every page search. */
 import type { estypes } from '@elastic/elasticsearch';
 import { BadRequestError } from '../errors.js';
-import type { PageRequest, SortOrder } from '../domain.js';
+import { RESULT_WINDOW, type PageRequest, type SortOrder } from '../domain.js';
 
-/** Elasticsearch's default index.max_result_window: from + size may not exceed it. */
-export const RESULT_WINDOW = 10_000;
+export { RESULT_WINDOW };
 
 export interface PageQuery {
   from: number;
