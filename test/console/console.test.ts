@@ -287,13 +287,12 @@ describe('operator console in Chromium (issue 13)', function () {
     expect(await totalOf()).to.equal(all.body.totalCount);
     expect(all.body.totalCount).to.equal(fleet.agentsInRoot + 12);
     const rowNames = () => page.$$eval('[data-table="agents"] tbody tr[data-row] td:first-child', (tds) => tds.map((td) => td.textContent ?? ''));
-    expect(await rowNames()).to.have.length(20);
+    expect((await waitFor(rowNames, (n) => n.length === 20, 5000, 50)).met, 'first page rows').to.equal(true);
     expect(await page.textContent('[data-table="agents"] [data-page-of]')).to.equal('Page 1 of 3');
     await page.click('[data-table="agents"] button[data-page="next"]');
     await page.waitForSelector('[data-table="agents"] [data-page-of="2/3"]');
     await page.waitForSelector('[data-table="agents"] tbody[aria-busy="false"]');
-    const second = await rowNames();
-    expect(second).to.have.length(20);
+    expect((await waitFor(rowNames, (n) => n.length === 20, 5000, 50)).met, 'second page rows').to.equal(true);
     // Sort by name, descending: the API's own first page in that order.
     await page.click('[data-table="agents"] button[data-sort="displayName"]');
     await page.waitForSelector('[data-table="agents"] th[aria-sort="descending"]');

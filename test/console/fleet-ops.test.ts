@@ -77,8 +77,9 @@ describe('console fleet operations in Chromium (issue 16)', function () {
     await page.goto(`${t.url}/console#/endpoints/agents`);
     await page.selectOption('#agent-status', 'POTENTIALLY_DISCONNECTED');
     await page.waitForSelector('[data-table="agents"] .total[data-total="2"]');
-    const rows = await page.$$eval('[data-table="agents"] tbody tr[data-row]', (trs) => trs.map((r) => r.getAttribute('data-row') ?? '').sort());
-    expect(rows).to.deep.equal(stale);
+    const rowIds = () => page.$$eval('[data-table="agents"] tbody tr[data-row]', (trs) => trs.map((r) => r.getAttribute('data-row') ?? '').sort());
+    const rows = await waitFor(rowIds, (ids) => ids.length === stale.length, 5000, 50);
+    expect(rows.value).to.deep.equal(stale);
     const headers = await page.$$eval('[data-table="agents"] thead th', (ths) => ths.map((h) => h.textContent?.trim()));
     expect(headers).to.include('Last seen');
     const col = headers.indexOf('Last seen');
