@@ -17,25 +17,25 @@ const tokenCreate = Joi.object({
   .required()
   .label('TokenCreate');
 
-const issued = Joi.object({
+/** The fields a token answers wherever it is shown (never its hash). */
+const tokenFields = {
   id: Joi.string().required(),
   name: Joi.string().required(),
   orgId: Joi.string(),
   role: Joi.string().valid(...ROLES),
   endpointId: Joi.string(),
   expiresAt: isoDateOut,
+};
+
+const issued = Joi.object({
+  ...tokenFields,
   createdAt: isoDateOut,
   token: Joi.string().required().description('the secret, shown once'),
 }).label('IssuedToken');
 
 /** A token record (issue 16, extension): never its secret. */
 const tokenView = Joi.object({
-  id: Joi.string().required(),
-  name: Joi.string().required(),
-  orgId: Joi.string(),
-  role: Joi.string().valid(...ROLES),
-  endpointId: Joi.string(),
-  expiresAt: isoDateOut,
+  ...tokenFields,
   revoked: Joi.boolean().required(),
   createdAt: isoDateOut,
   createdBy: userKey,
