@@ -36,7 +36,8 @@ async function storeProxy(target: string): Promise<StoreProxy> {
       const body = Buffer.concat(chunks);
       if (req.method === 'GET' && /-tokens\/_doc\//.test(req.url ?? '')) tokenLookups += 1;
       const forward = (): void => {
-        const up = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
+        // A connection per request: a kept-alive one that Elasticsearch closed would fail the service's call.
+        const up = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers, agent: false }, (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
         });

@@ -58,7 +58,8 @@ async function slowStore(target: string): Promise<{ url: string; delayMs: number
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       setTimeout(() => {
-        const up = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
+        // A connection per request: a kept-alive one that Elasticsearch closed would fail the service's call.
+        const up = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers, agent: false }, (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
         });
