@@ -15,7 +15,8 @@ import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from '.
 import { errorHandler, observe, createMetrics, securityHeaders, type Metrics } from './http/observe.js';
 import { Admission } from './http/admission.js';
 import { requestTimeout, rateLimiter } from './http/limits.js';
-import { API_PREFIX, buildRouter, type RouteSpec } from './http/routes.js';
+import { API_PREFIX, type RouteSpec } from './http/routes.js';
+import { buildRouter } from './http/router.js';
 import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
 import { auditTrail } from './http/audit.js';

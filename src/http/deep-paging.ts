@@ -23,24 +23,6 @@ import { AppError, BadRequestError } from '../errors.js';
 import { ok, type HandlerInput, type Reply, type RouteSpec } from './routes.js';
 import { RESULT_WINDOW, type PageRequest } from '../domain.js';
 
-/** Where a deep read stands (opaque to this layer): a point in time and the last sort values. */
-export interface DeepPosition {
-  pit?: string;
-  after?: unknown;
-}
-
-/** One page search, prepared for deep reads (implemented by src/store/scan.ts). */
-export interface DeepSearch<R> {
-  /** True when pages read a frozen point in time (then totalCount bounds the pages exactly). */
-  readonly frozen: boolean;
-  page(
-    pos: DeepPosition | undefined,
-    size: number,
-    opts: { keepAliveSeconds: number; from?: number; trackTotal?: boolean },
-  ): Promise<{ total?: number; items: R[]; next: DeepPosition }>;
-  close(pos: DeepPosition): Promise<void>;
-}
-
 export interface DeepPagingOptions {
   /** Signs cursors; every instance behind one address must share it. */
   signingKey: string;

@@ -1,20 +1,14 @@
 /**
- * Route declarations and the router that mounts them. A declaration carries everything
- * that describes an operation (method, path, summary, tag, security, roles, request and
- * response schemas); the router, the OpenAPI document and the tenant-isolation tests are
- * all derived from the same declarations.
+ * Route declarations. A declaration carries everything that describes an operation (method,
+ * path, summary, tag, security, roles, lane, request and response schemas); the router
+ * (src/http/router.ts), the OpenAPI document and the tenant-isolation tests are all derived
+ * from the same declarations.
  */
-import Router from '@koa/router';
-import type Koa from 'koa';
 import Joi from 'joi';
-import { ANONYMOUS, TOKEN_HEADER, type Access, type Authenticator, type OrgTree, type Principal, type Role } from './auth.js';
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
-import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
+import type { Access, Role } from './auth.js';
+import { ValidationError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Admission, Lane } from './admission.js';
-import { accessFor } from './audit.js';
-import type { DeepSearch } from './deep-paging.js';
-import { Readable } from 'node:stream';
+import type { Lane } from './admission.js';
 
 export const API_PREFIX = '/endpoint-control-service/v1';
 
@@ -184,124 +178,20 @@ export function validatePart<T>(schema: Joi.Schema | undefined, value: unknown, 
   return out as T;
 }
 
-export interface MountDeps {
-  authenticator: Authenticator;
-  orgs: OrgTree;
-  requireTokenEverywhere: boolean;
-  /** Per-token rate limiting, when configured. */
-  limitRate?: (principal: Principal) => void;
-  /** Lanes in front of the store: every handler runs inside its declared lane. */
-  admission: Admission;
-  /** JSON body parser, run only for operations that declare a body (after authentication). */
-  parseBody: Koa.Middleware;
-  /** Runs `idempotent` operations called with an Idempotency-Key. */
-  idempotency: Idempotency;
+/** Where a deep read stands (opaque to this layer): a point in time and the last sort values. */
+export interface DeepPosition {
+  pit?: string;
+  after?: unknown;
 }
 
-function tokenFrom(ctx: Koa.Context): string | undefined {
-  const v = ctx.get(TOKEN_HEADER);
-  return v === '' ? undefined : v;
-}
-
-/**
- * Path parameters. An operation whose declared errors have no 400 answers 404 for a value
- * that cannot name anything (the spec's "the resource referred to by id does not exist").
- */
-function validateParams(spec: RouteSpec, raw: unknown): unknown {
-  try {
-    return validatePart<unknown>(spec.params, raw, 'path');
-  } catch (err) {
-    if (err instanceof ValidationError && !spec.errors.includes(400) && spec.errors.includes(404)) {
-      throw new NotFoundError(`no such resource: ${err.message}`);
-    }
-    throw err;
-  }
-}
-
-/** True when the request carries body bytes. */
-function hasBody(ctx: Koa.Context): boolean {
-  return (ctx.request.length ?? 0) > 0 || ctx.get('transfer-encoding') !== '';
-}
-
-/**
- * The parsed JSON body, or undefined when none was sent (so joi's `required()` and defaults
- * apply). A body in another content type is a 400: the spec's bodies are JSON.
- */
-async function requestBody(ctx: Koa.Context, spec: RouteSpec, parse: Koa.Middleware): Promise<unknown> {
-  if (!spec.body || !hasBody(ctx)) return undefined;
-  const expected = spec.bodyContentType ?? 'application/json';
-  if (!ctx.is(expected, 'application/json', '+json')) {
-    throw new ValidationError(`body: content type must be ${expected}, got ${ctx.get('content-type') || 'none'}`);
-  }
-  await parse(ctx, async () => {});
-  return (ctx.request as { body?: unknown }).body;
-}
-
-/** Authenticates and admits the principal for one route: 401/403 decisions for roles. */
-async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promise<Principal> {
-  const secret = tokenFrom(ctx);
-  const required = spec.sec || deps.requireTokenEverywhere;
-  if (!secret && !required) return ANONYMOUS;
-  const principal = await deps.authenticator.authenticate(secret, ctx.ip);
-  // Known before the role check, so a refusal names its caller in the access log and the audit trail.
-  ctx.state.principal = principal;
-  if (principal.role !== 'system' && !spec.roles.includes(principal.role as Role)) {
-    throw new ForbiddenError(`role ${principal.role} may not call ${spec.operationId}`);
-  }
-  deps.limitRate?.(principal);
-  return principal;
-}
-
-/** Mounts the declarations on a router under the API prefix. */
-export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
-  const router = new Router({ prefix: API_PREFIX });
-  for (const spec of routes) {
-    const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](spec.operationId, koaPath(spec.path), async (ctx) => {
-      ctx.state.operationId = spec.operationId;
-      const principal = await admit(ctx, spec, deps);
-      ctx.state.principal = principal;
-      // The lane decides right after authentication, before the body is read and validated, so a
-      // shed request costs as little as it can; the whole operation (an idempotent one's key
-      // claim and outcome too) runs inside its lane.
-      const access = accessFor(ctx, principal, deps.orgs);
-      const runInLane = <T>(work: () => Promise<T>): Promise<T> => deps.admission.run(spec.lane, principal.tokenId, work);
-      const accepts = (...types: string[]): string | false => ctx.accepts(...types);
-      const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, async () => {
-        const params = validateParams(spec, ctx.params);
-        const query = validatePart<unknown>(spec.query, ctx.query, 'query');
-        const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
-        const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
-        const run = (createdId?: string): Promise<Reply> =>
-          spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId, accepts, runInLane });
-        return key === undefined
-          ? run()
-          : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
-      });
-      ctx.state.replyBody = reply.body;
-      if (reply.body === undefined) {
-        // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
-        // Koa turns a null body into 204, so the status is set after it.
-        ctx.body = null;
-      }
-      ctx.status = reply.status;
-      for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
-      if (reply.body instanceof Readable) {
-        const stream = reply.body;
-        ctx.type = reply.contentType ?? 'application/octet-stream';
-        // A stream that fails after its first byte cannot change the status: the connection is cut,
-        // so the client sees a truncated transfer instead of a response that never ends.
-        stream.once('error', (err) => {
-          (ctx.state.log as Logger).error({ err }, 'streamed answer failed');
-          ctx.res.destroy();
-        });
-        ctx.body = stream;
-      } else if (reply.body !== undefined) {
-        if (reply.contentType) ctx.type = reply.contentType;
-        ctx.body = reply.contentType?.startsWith('text/') ? String(reply.body) : JSON.stringify(reply.body);
-        if (!reply.contentType) ctx.type = 'application/json';
-      }
-    });
-  }
-  return router;
+/** One page search, prepared for deep reads (implemented by src/store/scan.ts; served by src/http/deep-paging.ts). */
+export interface DeepSearch<R> {
+  /** True when pages read a frozen point in time (then totalCount bounds the pages exactly). */
+  readonly frozen: boolean;
+  page(
+    pos: DeepPosition | undefined,
+    size: number,
+    opts: { keepAliveSeconds: number; from?: number; trackTotal?: boolean },
+  ): Promise<{ total?: number; items: R[]; next: DeepPosition }>;
+  close(pos: DeepPosition): Promise<void>;
 }

@@ -3,9 +3,7 @@
  * once here, and every route declaration is collected here. Adding a resource means adding
  * its service to `Services` and its routes to `allRoutes`.
  */
-import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { StoreContext } from '../store/client.js';
 import os from 'node:os';
 import crypto from 'node:crypto';
 import { Authenticator } from '../http/auth.js';
@@ -76,11 +74,7 @@ import { EndpointPresence } from './endpoints/presence.js';
 import { presenceRoutes } from './endpoints/presence-routes.js';
 import { CommandExpiry } from './commands/expiry.js';
 
-export interface BaseDeps {
-  config: Config;
-  store: StoreContext;
-  log: Logger;
-}
+import type { BaseDeps } from './deps.js';
 
 export interface Services {
   authenticator: Authenticator;

@@ -1,5 +1,6 @@
 /** The Endpoint family of spec 2.2: records as the API shows them and the stored document. */
 import type { UserKey } from '../../domain.js';
+import type { Query } from '../../store/doc-store.js';
 
 export const ENDPOINT_TYPES = ['VC_ENDPOINT', 'VC_UTM', 'EXTERNAL_UTM', 'VC_LTE'] as const;
 export type EndpointType = (typeof ENDPOINT_TYPES)[number];
@@ -204,4 +205,11 @@ export function carrierWan(interfaces: Partial<Record<WanStatus, InterfaceStatus
   if (interfaces.WAN1 !== 'INACTIVE') return 'WAN1';
   if (interfaces.WAN2 !== 'INACTIVE') return 'WAN2';
   return current ?? 'WAN1';
+}
+
+/** What a query needs to decide presence (presence.ts): the time and the stale-CONNECTED filter. */
+export interface PresenceView {
+  nowMs: number;
+  /** Matches stored-CONNECTED endpoints whose lastSeen is older than their org's timeout. */
+  stale: Query;
 }

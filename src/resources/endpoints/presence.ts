@@ -12,7 +12,7 @@
 import type { Access } from '../../http/auth.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
 import type { Query } from '../../store/doc-store.js';
-import { CONNECTION_STATUSES, type ConnectionStatus, type EndpointDoc } from './model.js';
+import { CONNECTION_STATUSES, type ConnectionStatus, type EndpointDoc, type PresenceView } from './model.js';
 import type { EndpointStore } from './store.js';
 
 /** Where per-organization presence timeouts come from (the org-agent-config service). */
@@ -28,12 +28,7 @@ export interface PresenceOptions {
   now?: () => number;
 }
 
-/** What a query needs to decide presence: the time and the stale-CONNECTED filter. */
-export interface PresenceView {
-  nowMs: number;
-  /** Matches stored-CONNECTED endpoints whose lastSeen is older than their org's timeout. */
-  stale: Query;
-}
+export type { PresenceView };
 
 /** The connection-status filter of a criterion (`connectionStatuses`), presence applied. */
 export function connectionStatusFilter(statuses: readonly ConnectionStatus[] | undefined, view: PresenceView | undefined): Query[] {

@@ -7,10 +7,9 @@ import type { PageQuery } from '../../store/page-query.js';
 import { BadRequestError } from '../../errors.js';
 import { MAX_AGGREGATION_BUCKETS } from '../../http/limits.js';
 import { compositeAll, compositeChunk, type TermCount } from '../../store/aggregations.js';
-import type { EndpointDoc, EndpointRecord } from './model.js';
+import type { EndpointDoc, EndpointRecord, PresenceView } from './model.js';
 import { Batcher, type BatcherOptions, type ItemOutcome } from '../../store/batcher.js';
 import { itemError } from '../../store/item-errors.js';
-import type { EndpointPresence } from './presence.js';
 
 /** Maps a stored document to the API record: internal fields dropped, integer version added. */
 export function toEndpointRecord(hit: Stored<EndpointDoc>): EndpointRecord {
@@ -51,11 +50,21 @@ export const ENDPOINT_BATCHING: Record<'connectionState' | 'reads' | 'searches',
 /** Composite-aggregation buckets per round trip. */
 const COMPOSITE_CHUNK = 1000;
 
+/**
+ * Presence as the store and its query builders see it (presence.ts's EndpointPresence): how a
+ * read shows a record, the clock of lastSeen, and the view a query decides status with.
+ */
+export interface PresenceLens {
+  apply<D extends Pick<EndpointDoc, 'connectionStatus' | 'lastSeen' | 'orgId'>>(doc: D): D;
+  now(): number;
+  view(): Promise<PresenceView>;
+}
+
 export class EndpointStore {
   private readonly docs: DocStore<EndpointDoc>;
   private readonly groupCommit: Batcher<ConnectionStateUpdate, { deleted: boolean }>;
-  /** Presence (issue 16): applied to every document read, and stamped by every connection-state write. */
-  presence?: EndpointPresence;
+  /** Presence (issue 16, presence.ts): applied to every document read, and stamped by every connection-state write. */
+  presence?: PresenceLens;
 
   constructor(ctx: StoreContext, batching = ENDPOINT_BATCHING) {
     this.docs = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint', { reads: batching.reads, searches: batching.searches });

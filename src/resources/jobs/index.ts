@@ -1,7 +1,7 @@
 /** Builds the jobs resource (issue 16): its store, service and background runner. */
 import os from 'node:os';
 import crypto from 'node:crypto';
-import type { BaseDeps } from '../index.js';
+import type { BaseDeps } from '../deps.js';
 import type { OrgTree } from '../../http/auth.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { CommandService } from '../commands/service.js';
