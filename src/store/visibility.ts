@@ -9,7 +9,14 @@
  * writers cost about two refreshes, and an idle service answers in one refresh (milliseconds)
  * instead of waiting for the scheduled one (`refresh=wait_for`, up to a second). A refresh
  * that fails is a store error (503), never a claim that the write is visible.
+ *
+ * Batch work whose writes become visible together (a bulk-action job's batch, counted only
+ * once it is done) runs inside `withDeferredVisibility`: each write in it returns when it is
+ * acknowledged, and the batch ends with one shared refresh of every index it wrote, instead of
+ * one refresh wait per write (which, with a job's writes in flight, keeps an index refreshing
+ * back to back).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@elastic/elasticsearch';
 import type { StoreContext } from './client.js';
 import { storeCall } from './errors.js';
@@ -79,7 +86,35 @@ function refresherOf(client: Client, index: string): IndexRefresher {
  */
 export async function visible(ctx: StoreContext, ...indices: string[]): Promise<void> {
   if (ctx.refresh === 'none') return;
+  const deferred = deferral.getStore();
+  if (deferred) {
+    for (const index of indices) deferred.set(index, ctx.client);
+    return;
+  }
   await Promise.all([...new Set(indices)].map((index) => refresherOf(ctx.client, index).visible()));
+}
+
+/** Inside `withDeferredVisibility`: the indices written so far, and the client each was written through. */
+const deferral = new AsyncLocalStorage<Map<string, Client>>();
+
+/**
+ * Runs `work` with the visibility of its writes deferred to its end: writes inside it return
+ * once acknowledged, and this resolves after one refresh (shared, as above) of every index
+ * they wrote, so when it resolves every write of `work` is searchable. The refresh is waited
+ * for even when `work` fails (its earlier writes were acknowledged); a failed refresh fails it.
+ */
+export async function withDeferredVisibility<T>(work: () => Promise<T>): Promise<T> {
+  const written = new Map<string, Client>();
+  const flush = (): Promise<unknown> => Promise.all([...written].map(([index, client]) => refresherOf(client, index).visible()));
+  let out: T;
+  try {
+    out = await deferral.run(written, work);
+  } catch (err) {
+    await flush().catch(() => undefined);
+    throw err;
+  }
+  await flush();
+  return out;
 }
 
 /** Refresh requests this mechanism sent for one index through one client (for tests). */

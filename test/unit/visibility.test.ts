@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { errors, type Client } from '@elastic/elasticsearch';
-import { refreshesSent, visible } from '../../src/store/visibility.js';
+import { refreshesSent, visible, withDeferredVisibility } from '../../src/store/visibility.js';
 import type { StoreContext } from '../../src/store/client.js';
 import { ServiceUnavailableError } from '../../src/errors.js';
 
@@ -118,5 +118,52 @@ describe('write visibility (shared refresh per index)', () => {
     await tick();
     expect(w.settled()).to.equal('resolved');
     expect(calls).to.have.length(0);
+  });
+
+  it('a deferred batch: its writes return when acknowledged; it ends after one refresh of each index it wrote', async () => {
+    const { ctx, calls } = fakeStore();
+    let inside = 0;
+    const batch = watch(
+      withDeferredVisibility(async () => {
+        // Three writes to one index and one to another, each awaiting visibility as a service does.
+        await Promise.all([visible(ctx, 'p-a'), visible(ctx, 'p-a'), visible(ctx, 'p-b'), visible(ctx, 'p-a')]);
+        inside += 1;
+      }),
+    );
+    await tick();
+    expect(inside, 'the writes inside returned without a refresh').to.equal(1);
+    expect(calls.map((c) => c.index).sort()).to.deep.equal(['p-a', 'p-b']);
+    expect(batch.settled()).to.equal(undefined);
+    calls[0].finish();
+    await tick();
+    expect(batch.settled(), 'one index still refreshing').to.equal(undefined);
+    calls[1].finish();
+    await tick();
+    expect(batch.settled()).to.equal('resolved');
+    // Outside the batch the next write waits for its own refresh again.
+    const after = watch(visible(ctx, 'p-a'));
+    await tick();
+    expect(calls).to.have.length(3);
+    expect(after.settled()).to.equal(undefined);
+  });
+
+  it('a deferred batch that fails still refreshes what it wrote, then fails; a failed refresh fails the batch', async () => {
+    const { ctx, calls } = fakeStore();
+    const failing = withDeferredVisibility(async () => {
+      await visible(ctx, 'p-a');
+      throw new Error('action failed');
+    });
+    const failed = watch(failing);
+    await tick();
+    expect(calls).to.have.length(1);
+    expect(failed.settled()).to.equal(undefined);
+    calls[0].finish();
+    await tick();
+    expect(failed.settled()).to.equal('rejected: Error: action failed');
+    const unrefreshed = watch(withDeferredVisibility(() => visible(ctx, 'p-a')));
+    await tick();
+    calls[1].finish(1);
+    await tick();
+    expect(unrefreshed.settled()).to.equal('unavailable');
   });
 });

@@ -13,12 +13,15 @@
  * its outcomes are counted once (only a checkpoint write counts them).
  *
  * The rate is bounded per instance: one job at a time, one endpoint started every
- * 1/`ratePerSecond` s, at most `concurrency` in flight.
+ * 1/`ratePerSecond` s, at most `concurrency` in flight. A batch's writes are made searchable
+ * together, by one refresh of each index they wrote before its checkpoint
+ * (store/visibility.ts `withDeferredVisibility`), not one refresh wait per write.
  */
 import { Access, type OrgTree } from '../../http/auth.js';
 import { AppError, WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { AgentScan, ScannedAgent } from '../endpoints/agent-scan.js';
+import { withDeferredVisibility } from '../../store/visibility.js';
 import { actOn, type JobTargets } from './actions.js';
 import { leaseLive } from './service.js';
 import type { JobDoc, JobFailure, JobStore, StoredJob } from './store.js';
@@ -209,7 +212,8 @@ export class JobRunner {
       this.log.info({ job: d.id, matched: held.doc.matched, checkpoint: d.checkpoint ?? null }, d.checkpoint ? 'job resumed' : 'job started');
       end = 'finished';
       for await (const batch of this.deps.scan.scan(d.criteria, orgs, now, { afterId: d.checkpoint, batchSize: this.batchSize })) {
-        const outcome = await this.actOnBatch(held.doc, batch, access);
+        // The batch's writes become searchable together, before the checkpoint counts them.
+        const outcome = await withDeferredVisibility(() => this.actOnBatch(held.doc, batch, access));
         if (outcome.kind !== 'complete') {
           this.log.info({ job: d.id, acted: outcome.acted, batch: batch.length }, `job batch abandoned (${outcome.kind}); the next run replays it`);
           end = outcome.kind;

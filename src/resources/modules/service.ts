@@ -194,6 +194,39 @@ export class ModuleService {
     return toEnabledModules(await this.store.replace(doc, cond));
   }
 
+  /**
+   * Sets one module of a record, keeping its other fields, and creates the record when it has
+   * none (extension: bulk actions, issue 16). A read and one conditional write, retried on a
+   * fresh read when another writer got in between (store/optimistic.ts); no write when the
+   * module already has that status, so setting it again changes nothing.
+   */
+  async setModule(scope: ModuleScope, id: string, module: ModuleName, status: 'ACTIVE' | 'INACTIVE', access: Access): Promise<void> {
+    const orgId = await this.owner(scope, id, access);
+    const by = access.userKey.username;
+    await readModifyWrite(async () => {
+      const cur = await this.store.get(scope, id);
+      if (cur?.doc[module] === status) return;
+      const now = new Date().toISOString();
+      if (!cur) {
+        const doc: EnabledModulesDoc = {
+          scope,
+          id,
+          orgId,
+          [module]: status,
+          ...(scope === 'org' ? { subscribedBundles: [] } : {}),
+          createdBy: by,
+          updatedBy: by,
+          createdAt: now,
+          updatedAt: now,
+        };
+        await this.store.create(doc);
+        return;
+      }
+      const doc: EnabledModulesDoc = { ...cur.doc, orgId, [module]: status, updatedBy: by, updatedAt: now };
+      await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
+    });
+  }
+
   /** installcomplete: the organization's PENDING modules become ACTIVE; 404 when it has no record. */
   async installComplete(orgId: string, access: Access): Promise<void> {
     await this.owner('org', orgId, access);
