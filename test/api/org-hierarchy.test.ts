@@ -7,19 +7,14 @@
  *   other (unrelated)
  */
 import { expect } from 'chai';
-import { expectErrorBody, type EndpointRecord, type TestApp, sharedApp } from '../helpers/app.js';
+import { expectErrorBody, type EndpointRecord, useOrgFamily } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 import { bulkEndpoints } from '../helpers/endpoint-store.js';
 
 const ids = (items: { id: string }[]): string[] => items.map((i) => i.id).sort();
 
 describe('organization hierarchy (endpoints across three levels)', () => {
-  let t: TestApp;
-  let msp: string;
-  let custA: string;
-  let custB: string;
-  let siteA1: string;
-  let other: string;
+  const f = useOrgFamily();
   let mspReader: Api;
   let custAAdmin: Api;
   let siteReader: Api;
@@ -28,97 +23,91 @@ describe('organization hierarchy (endpoints across three levels)', () => {
   const lte: Record<string, EndpointRecord> = {};
 
   before(async () => {
-    t = await sharedApp();
-    msp = await t.world.org();
-    custA = await t.world.org(msp);
-    custB = await t.world.org(msp);
-    siteA1 = await t.world.org(custA);
-    other = await t.world.org();
-    mspReader = t.world.as(await t.world.token('reader', msp));
-    custAAdmin = t.world.as(await t.world.token('admin', custA));
-    siteReader = t.world.as(await t.world.token('reader', siteA1));
-    const orgs: Record<string, string> = { msp, custA, custB, siteA1, other };
+    mspReader = f.t.world.as(await f.t.world.token('reader', f.msp));
+    custAAdmin = f.t.world.as(await f.t.world.token('admin', f.custA));
+    siteReader = f.t.world.as(await f.t.world.token('reader', f.siteA1));
+    const orgs: Record<string, string> = { msp: f.msp, custA: f.custA, custB: f.custB, siteA1: f.siteA1, other: f.other };
     for (const [name, org] of Object.entries(orgs)) {
-      agent[name] = await t.world.endpoint(org, { displayName: `agent ${name}` });
-      utm[name] = await t.world.utm(org, { model: `model-${name}` });
-      lte[name] = await t.world.lte(org, { dataUsage: 1 });
+      agent[name] = await f.t.world.endpoint(org, { displayName: `agent ${name}` });
+      utm[name] = await f.t.world.utm(org, { model: `model-${name}` });
+      lte[name] = await f.t.world.lte(org, { dataUsage: 1 });
     }
     // A deleted agent below the MSP never shows up.
-    const gone = await t.world.endpoint(custB);
-    await t.admin.delete(`/endpoint/${gone.id}`);
+    const gone = await f.t.world.endpoint(f.custB);
+    await f.t.admin.delete(`/endpoint/${gone.id}`);
   });
 
   describe('GET /endpoint/by-org-id/{orgId}/direct-children and /all-descendants', () => {
     it('direct-children: agents of the direct child orgs only (not the org’s own, not grandchildren, no other families)', async () => {
-      const res = await mspReader.get<EndpointRecord[]>(`/endpoint/by-org-id/${msp}/direct-children`);
+      const res = await mspReader.get<EndpointRecord[]>(`/endpoint/by-org-id/${f.msp}/direct-children`);
       expect(res.status).to.equal(200);
       expect(ids(res.body)).to.deep.equal(ids([agent.custA, agent.custB]));
       expect(res.body.every((e) => e.type === 'VC_ENDPOINT')).to.equal(true);
-      expect(ids((await mspReader.get<EndpointRecord[]>(`/endpoint/by-org-id/${custA}/direct-children`)).body)).to.deep.equal([agent.siteA1.id]);
+      expect(ids((await mspReader.get<EndpointRecord[]>(`/endpoint/by-org-id/${f.custA}/direct-children`)).body)).to.deep.equal([agent.siteA1.id]);
     });
 
     it('all-descendants: agents of every org below (not the org’s own)', async () => {
-      const res = await mspReader.get<EndpointRecord[]>(`/endpoint/by-org-id/${msp}/all-descendants`);
+      const res = await mspReader.get<EndpointRecord[]>(`/endpoint/by-org-id/${f.msp}/all-descendants`);
       expect(res.status).to.equal(200);
       expect(ids(res.body)).to.deep.equal(ids([agent.custA, agent.custB, agent.siteA1]));
-      expect(ids((await custAAdmin.get<EndpointRecord[]>(`/endpoint/by-org-id/${custA}/all-descendants`)).body)).to.deep.equal([agent.siteA1.id]);
+      expect(ids((await custAAdmin.get<EndpointRecord[]>(`/endpoint/by-org-id/${f.custA}/all-descendants`)).body)).to.deep.equal([agent.siteA1.id]);
     });
 
     it('a leaf organization has none', async () => {
-      expect((await siteReader.get(`/endpoint/by-org-id/${siteA1}/direct-children`)).body).to.deep.equal([]);
-      expect((await siteReader.get(`/endpoint/by-org-id/${siteA1}/all-descendants`)).body).to.deep.equal([]);
+      expect((await siteReader.get(`/endpoint/by-org-id/${f.siteA1}/direct-children`)).body).to.deep.equal([]);
+      expect((await siteReader.get(`/endpoint/by-org-id/${f.siteA1}/all-descendants`)).body).to.deep.equal([]);
     });
 
     it('lists beyond one search batch completely (point-in-time stream)', async () => {
-      const top = await t.world.org();
-      const below = await t.world.org(top);
+      const top = await f.t.world.org();
+      const below = await f.t.world.org(top);
       const now = new Date().toISOString();
       const by = { username: 'seed', authenticator: 'none' };
       const seeded = Array.from({ length: 1005 }, (_, i) => `bulk-${below}-${String(i).padStart(4, '0')}`);
       const res = await bulkEndpoints(
-        t.server.store,
+        f.t.server.store,
         seeded.flatMap((id) => [
           { create: { _id: id } },
           { id, orgId: below, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },
         ]),
       );
       expect(res.errors).to.equal(false);
-      const list = await t.admin.get<EndpointRecord[]>(`/endpoint/by-org-id/${top}/direct-children`);
+      const list = await f.t.admin.get<EndpointRecord[]>(`/endpoint/by-org-id/${top}/direct-children`);
       expect(list.status).to.equal(200);
       expect(list.body.map((e) => e.id)).to.deep.equal(seeded);
     });
 
     it('answers 403 above or beside the caller’s subtree, 401 without token', async () => {
       for (const depth of ['direct-children', 'all-descendants']) {
-        expectErrorBody(await custAAdmin.get(`/endpoint/by-org-id/${msp}/${depth}`), 403);
-        expectErrorBody(await custAAdmin.get(`/endpoint/by-org-id/${custB}/${depth}`), 403);
-        expectErrorBody(await siteReader.get(`/endpoint/by-org-id/${custA}/${depth}`), 403);
-        expectErrorBody(await t.anon.get(`/endpoint/by-org-id/${msp}/${depth}`), 401);
+        expectErrorBody(await custAAdmin.get(`/endpoint/by-org-id/${f.msp}/${depth}`), 403);
+        expectErrorBody(await custAAdmin.get(`/endpoint/by-org-id/${f.custB}/${depth}`), 403);
+        expectErrorBody(await siteReader.get(`/endpoint/by-org-id/${f.custA}/${depth}`), 403);
+        expectErrorBody(await f.t.anon.get(`/endpoint/by-org-id/${f.msp}/${depth}`), 401);
       }
     });
   });
 
   describe('includeChildren widens orgId to the subtree', () => {
     it('UtmCriteria: search and count', async () => {
-      const narrow = await mspReader.post<{ items: EndpointRecord[] }>('/utm-endpoint/searchPage', { criteria: { orgId: custA } });
+      const narrow = await mspReader.post<{ items: EndpointRecord[] }>('/utm-endpoint/searchPage', { criteria: { orgId: f.custA } });
       expect(ids(narrow.body.items)).to.deep.equal([utm.custA.id]);
-      const wide = await mspReader.post<{ items: EndpointRecord[] }>('/utm-endpoint/searchPage', { criteria: { orgId: custA, includeChildren: true } });
+      const wide = await mspReader.post<{ items: EndpointRecord[] }>('/utm-endpoint/searchPage', { criteria: { orgId: f.custA, includeChildren: true } });
       expect(ids(wide.body.items)).to.deep.equal(ids([utm.custA, utm.siteA1]));
-      expect((await mspReader.post<{ count: number }>('/utm-endpoint/count', { orgId: msp, includeChildren: true })).body.count).to.equal(4);
-      expect((await mspReader.post<{ count: number }>('/utm-endpoint/count', { orgId: msp })).body.count).to.equal(1);
+      expect((await mspReader.post<{ count: number }>('/utm-endpoint/count', { orgId: f.msp, includeChildren: true })).body.count).to.equal(4);
+      expect((await mspReader.post<{ count: number }>('/utm-endpoint/count', { orgId: f.msp })).body.count).to.equal(1);
     });
 
     it('LteEndpointCriteria', async () => {
-      const narrow = await mspReader.post<{ items: EndpointRecord[] }>('/lte-endpoint/search', { criteria: { orgId: msp } });
+      const narrow = await mspReader.post<{ items: EndpointRecord[] }>('/lte-endpoint/search', { criteria: { orgId: f.msp } });
       expect(ids(narrow.body.items)).to.deep.equal([lte.msp.id]);
-      const wide = await mspReader.post<{ items: EndpointRecord[] }>('/lte-endpoint/search', { criteria: { orgId: msp, includeChildren: true } });
+      const wide = await mspReader.post<{ items: EndpointRecord[] }>('/lte-endpoint/search', { criteria: { orgId: f.msp, includeChildren: true } });
       expect(ids(wide.body.items)).to.deep.equal(ids([lte.msp, lte.custA, lte.custB, lte.siteA1]));
     });
 
     it('naming an org outside the subtree is 403 even with includeChildren', async () => {
-      expectErrorBody(await custAAdmin.post('/utm-endpoint/searchPage', { criteria: { orgId: msp, includeChildren: true } }), 403);
-      expectErrorBody(await custAAdmin.post('/lte-endpoint/search', { criteria: { orgId: msp, includeChildren: true } }), 403);
-      expectErrorBody(await custAAdmin.post('/utm-endpoint/count', { orgId: other }), 403);
+      expectErrorBody(await custAAdmin.post('/utm-endpoint/searchPage', { criteria: { orgId: f.msp, includeChildren: true } }), 403);
+      expectErrorBody(await custAAdmin.post('/lte-endpoint/search', { criteria: { orgId: f.msp, includeChildren: true } }), 403);
+      expectErrorBody(await custAAdmin.post('/utm-endpoint/count', { orgId: f.other }), 403);
     });
   });
 

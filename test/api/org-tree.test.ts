@@ -7,7 +7,7 @@
  *   other (unrelated)
  */
 import { expect } from 'chai';
-import { expectErrorBody, sharedApp, type TestApp } from '../helpers/app.js';
+import { expectErrorBody, useOrgFamily } from '../helpers/app.js';
 
 interface Tree {
   organizations: { id: string; name: string; parentId?: string }[];
@@ -15,48 +15,36 @@ interface Tree {
 }
 
 describe('GET /org/tree (the caller\'s organization subtree)', () => {
-  let t: TestApp;
-  let msp: string;
-  let custA: string;
-  let custB: string;
-  let siteA1: string;
-  let other: string;
-
-  before(async () => {
-    t = await sharedApp();
-    msp = await t.world.org();
-    [custA, custB, other] = await Promise.all([t.world.org(msp), t.world.org(msp), t.world.org()]);
-    siteA1 = await t.world.org(custA);
-  });
+  const f = useOrgFamily();
 
   const tree = async (token: string) => {
-    const res = await t.world.as(token).get<Tree>('/org/tree');
+    const res = await f.t.world.as(token).get<Tree>('/org/tree');
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
 
   it("answers an admin's and a reader's own subtree with names and parents, nothing else", async () => {
     for (const role of ['admin', 'reader'] as const) {
-      const body = await tree(await t.world.token(role, msp));
+      const body = await tree(await f.t.world.token(role, f.msp));
       expect(body.truncated).to.equal(false);
       const byId = new Map(body.organizations.map((o) => [o.id, o]));
-      expect([...byId.keys()].sort()).to.deep.equal([msp, custA, custB, siteA1].sort());
-      expect(byId.get(siteA1)).to.include({ parentId: custA, name: `Org ${siteA1}` });
-      expect(byId.get(msp)?.parentId).to.equal(undefined);
+      expect([...byId.keys()].sort()).to.deep.equal([f.msp, f.custA, f.custB, f.siteA1].sort());
+      expect(byId.get(f.siteA1)).to.include({ parentId: f.custA, name: `Org ${f.siteA1}` });
+      expect(byId.get(f.msp)?.parentId).to.equal(undefined);
     }
-    const below = await tree(await t.world.token('reader', custA));
-    expect(below.organizations.map((o) => o.id).sort()).to.deep.equal([custA, siteA1].sort());
-    expect(below.organizations.find((o) => o.id === custA)?.parentId, 'the parent outside the subtree is named, not listed').to.equal(msp);
+    const below = await tree(await f.t.world.token('reader', f.custA));
+    expect(below.organizations.map((o) => o.id).sort()).to.deep.equal([f.custA, f.siteA1].sort());
+    expect(below.organizations.find((o) => o.id === f.custA)?.parentId, 'the parent outside the subtree is named, not listed').to.equal(f.msp);
   });
 
   it('answers a system token every organization', async () => {
-    const ids = (await t.admin.get<Tree>('/org/tree')).body.organizations.map((o) => o.id);
-    expect(ids).to.include.members([msp, custA, custB, siteA1, other]);
+    const ids = (await f.t.admin.get<Tree>('/org/tree')).body.organizations.map((o) => o.id);
+    expect(ids).to.include.members([f.msp, f.custA, f.custB, f.siteA1, f.other]);
   });
 
   it('refuses agent tokens (403) and callers without a token (401)', async () => {
-    const ep = await t.world.endpoint(custB);
-    expectErrorBody(await t.world.as(await t.world.token('agent', custB, ep.id)).get('/org/tree'), 403, '/endpoint-control-service/v1/org/tree');
-    expectErrorBody(await t.anon.get('/org/tree'), 401);
+    const ep = await f.t.world.endpoint(f.custB);
+    expectErrorBody(await f.t.world.as(await f.t.world.token('agent', f.custB, ep.id)).get('/org/tree'), 403, '/endpoint-control-service/v1/org/tree');
+    expectErrorBody(await f.t.anon.get('/org/tree'), 401);
   });
 });

@@ -147,6 +147,36 @@ export function useOrg(): OrgFixture {
   return fixture;
 }
 
+/**
+ * Three organization levels and an unrelated one, for hierarchy tests:
+ *
+ *   msp ─┬─ custA ── siteA1
+ *        └─ custB
+ *   other (unrelated)
+ */
+export interface OrgFamily {
+  t: TestApp;
+  msp: string;
+  custA: string;
+  custB: string;
+  siteA1: string;
+  other: string;
+}
+
+/** Mocha fixture for the calling describe block: an OrgFamily on the shared app, filled in a `before` hook. */
+export function useOrgFamily(): OrgFamily {
+  const fixture = {} as OrgFamily;
+  before(async () => {
+    const t = await sharedApp();
+    // Parents before children (see useOrg).
+    const msp = await t.world.org();
+    const [custA, custB, other] = await Promise.all([t.world.org(msp), t.world.org(msp), t.world.org()]);
+    const siteA1 = await t.world.org(custA);
+    Object.assign(fixture, { t, msp, custA, custB, siteA1, other });
+  });
+  return fixture;
+}
+
 /** Unique ids per call so test files sharing a run never collide. */
 export function uid(prefix = 'x'): string {
   return `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
