@@ -24,9 +24,9 @@ export interface OverloadResult {
   socRate: number;
   socUnloaded: OpenLoopResult;
   agentsAlone: OpenLoopResult;
-  together: { agents: OpenLoopResult; soc: OpenLoopResult; lanesAfter: string };
+  together: { agents: OpenLoopResult; soc: OpenLoopResult; lanesAfter: string; cpu: CpuShare[] };
   /** The same overload against the service with ECS_ADMISSION=false (one queue, as main). */
-  withoutLanes: { agents: OpenLoopResult; soc: OpenLoopResult };
+  withoutLanes: { agents: OpenLoopResult; soc: OpenLoopResult; cpu: CpuShare[] };
   flood: {
     /** Gets on the tokens index during the flood: the store work unknown tokens cause. */
     protectedTokenLookups: number;
@@ -40,6 +40,36 @@ export interface OverloadResult {
     agentsUnprotected: OpenLoopResult;
   };
   targets: { name: string; value: string; met: boolean }[];
+}
+
+/**
+ * Where the machine's CPU went during one overloaded round, in cores (CPU seconds ÷ wall
+ * seconds): the service under test, Elasticsearch, and the bench process (both load generators,
+ * the SOC worker thread included). On two cores, their sum near 2 means the box is saturated.
+ */
+export interface CpuShare {
+  service: number;
+  elasticsearch: number;
+  generators: number;
+}
+
+async function measuringCpu<T>(servicePid: number, esPid: number | undefined, work: () => Promise<T>): Promise<[T, CpuShare]> {
+  const t0 = performance.now();
+  const svc0 = cpuSeconds(servicePid) ?? NaN;
+  const es0 = cpuSeconds(esPid) ?? NaN;
+  const gen0 = process.cpuUsage();
+  const out = await work();
+  const wall = (performance.now() - t0) / 1000;
+  const gen = process.cpuUsage(gen0);
+  const cores = (x: number): number => Math.round((x / wall) * 100) / 100;
+  return [
+    out,
+    {
+      service: cores((cpuSeconds(servicePid) ?? NaN) - svc0),
+      elasticsearch: cores((cpuSeconds(esPid) ?? NaN) - es0),
+      generators: cores((gen.user + gen.system) / 1e6),
+    },
+  ];
 }
 
 /** The SOC flood's in-flight cap (see the overload phases). */
@@ -141,9 +171,10 @@ export async function overloadBench(opts: {
   log(`overload: quiet connect max, lanes on ${onRps.map((x) => x.toFixed(0)).join(', ')}/s, off ${offRps.map((x) => x.toFixed(0)).join(', ')}/s (ratio ${quietConnect.ratio.toFixed(2)})`);
   const agentRate = Math.max(1, Math.round(connectMaxRps * 0.3));
   let m = 0;
+  // Measured on the service without lanes: the SOC's capacity, not whatever the lanes' settings admit.
   const socMaxRps = (
     await closedLoop(
-      svc.url,
+      noLanes.url,
       S,
       [
         {
@@ -172,21 +203,31 @@ export async function overloadBench(opts: {
   let lanesAfter = '';
   // The SOC generator may hold up to 2,048 requests in flight: with 256, a service that queued
   // instead of shedding (lanes off) capped its own offered load (half the offer was never sent).
-  const overloaded = (url: string): Promise<OpenLoopResult[]> =>
-    Promise.all([openLoop(url, agentRate, S, 256, connect), openLoopInWorker(url, socRate, S, SOC_IN_FLIGHT, socList)]);
+  const onCpu: CpuShare[] = [];
+  const offCpu: CpuShare[] = [];
+  const overloaded = async (target: { url: string; pid: number }, cpu: CpuShare[]): Promise<OpenLoopResult[]> => {
+    const [out, share] = await measuringCpu(target.pid, opts.esPid, () =>
+      Promise.all([openLoop(target.url, agentRate, S, 256, connect), openLoopInWorker(target.url, socRate, S, SOC_IN_FLIGHT, socList)]),
+    );
+    cpu.push(share);
+    return out;
+  };
   for (let round = 0; round < 2; round++) {
     alone.push(await openLoop(svc.url, agentRate, S, 256, connect));
-    if (round === 1) off.push(await overloaded(noLanes.url));
-    on.push(await overloaded(svc.url));
+    if (round === 1) off.push(await overloaded(noLanes, offCpu));
+    on.push(await overloaded(svc, onCpu));
     lanesAfter = await lanes(svc.url);
-    if (round === 0) off.push(await overloaded(noLanes.url));
-    log(`overload round ${round + 1}: agents alone p99 ${alone[round].okP99} ms; with SOC, lanes on p99 ${on[round][0].okP99} ms (served ${(on[round][0].servedRatio * 100).toFixed(1)} %), lanes off p99 ${off[round][0].okP99} ms (served ${(off[round][0].servedRatio * 100).toFixed(1)} %)`);
+    if (round === 0) off.push(await overloaded(noLanes, offCpu));
+    log(
+      `overload round ${round + 1}: agents alone p99 ${alone[round].okP99} ms; with SOC, lanes on p99 ${on[round][0].okP99} ms (served ${(on[round][0].servedRatio * 100).toFixed(1)} %; cores ${JSON.stringify(onCpu[round])}), ` +
+        `lanes off p99 ${off[round][0].okP99} ms (served ${(off[round][0].servedRatio * 100).toFixed(1)} %; cores ${JSON.stringify(offCpu[round])})`,
+    );
   }
   await noLanes.stop();
   const agentsAlone = pool(alone);
   const agents = pool(on.map((r) => r[0]));
   const socLoaded = pool(on.map((r) => r[1]));
-  const withoutLanes: OverloadResult['withoutLanes'] = { agents: pool(off.map((r) => r[0])), soc: pool(off.map((r) => r[1])) };
+  const withoutLanes: OverloadResult['withoutLanes'] = { agents: pool(off.map((r) => r[0])), soc: pool(off.map((r) => r[1])), cpu: offCpu };
   log(`overload: agents alone p99 ${agentsAlone.okP99} ms; with SOC p99 ${agents.okP99} ms, served ${(agents.servedRatio * 100).toFixed(1)} %; lanes off p99 ${withoutLanes.agents.okP99} ms, served ${(withoutLanes.agents.servedRatio * 100).toFixed(1)} %`);
 
   // Bogus-token flood at the maximum rate (64 connections, a new token each request).
@@ -241,7 +282,7 @@ export async function overloadBench(opts: {
     socRate,
     socUnloaded,
     agentsAlone,
-    together: { agents, soc: socLoaded, lanesAfter },
+    together: { agents, soc: socLoaded, lanesAfter, cpu: onCpu },
     withoutLanes,
     flood: {
       protectedTokenLookups: prot.lookups,
@@ -261,6 +302,8 @@ export async function overloadBench(opts: {
     await noLanes.stop();
   }
 }
+
+const cpuText = (c: CpuShare): string => `${c.service} / ${c.elasticsearch} / ${c.generators}`;
 
 /** Markdown: the phases and the targets. */
 export function overloadTable(r: OverloadResult): string {
@@ -287,6 +330,8 @@ export function overloadTable(r: OverloadResult): string {
     `Bogus-token flood: ${r.flood.floodRps.toFixed(0)} answers/s, ${r.flood.protectedTokenLookups} token lookups reached Elasticsearch; with the protections off ` +
       `${r.flood.unprotectedFloodRps.toFixed(0)} answers/s, ${r.flood.unprotectedTokenLookups} lookups. Elasticsearch CPU over the round (the whole node, agents' load and other users included): ` +
       `${r.flood.protectedEsCpuS.toFixed(2)} s against ${r.flood.unprotectedEsCpuS.toFixed(2)} s.`,
+    '',
+    `CPU during the overloaded rounds, in cores (service / Elasticsearch / the bench's generators): lanes on ${r.together.cpu.map(cpuText).join(', ')}; lanes off ${r.withoutLanes.cpu.map(cpuText).join(', ')}.`,
     '',
     '| target | measured | met |',
     '|---|---|---|',

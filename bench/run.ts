@@ -28,7 +28,7 @@ import { createClient, type StoreContext } from '../src/store/client.js';
 import { startLocalNode } from '../src/dev/local-elasticsearch.js';
 import { runDirect, type RoundResult } from './direct.js';
 import { cpuSeconds, esNode, machine, sample, watchRss } from './proc.js';
-import { agentOrg, FULL, QUICK, seed, seededIds, type Seeded } from './seed.js';
+import { FULL, QUICK, seed, seededIds, type Seeded } from './seed.js';
 import { scenarios as allScenarios, type Scenario } from './scenarios.js';
 import { buildService, startHop, startService, type Runtime } from './service-process.js';
 import { formatSummary, summarize } from './profile.js';
@@ -366,7 +366,6 @@ async function main(): Promise<void> {
     }
     if (wantExport) {
       await settle(client, PREFIX);
-      const inRoot = new Set(subtree);
       exported = await exportBench({
         client,
         prefix: PREFIX,
@@ -374,8 +373,6 @@ async function main(): Promise<void> {
         servicePid: svc.pid,
         adminToken: ADMIN,
         root,
-        agents: seeded.agentIds.length,
-        rootAgents: seeded.agentIds.filter((_, i) => inRoot.has(agentOrg(seeded.orgs, i))).length,
         log,
       });
     }
