@@ -14,6 +14,7 @@ import { serviceAliases } from './store/indices.js';
 import { MethodNotAllowedError, NotFoundError, ServiceUnavailableError } from './errors.js';
 import { errorHandler, observe, createMetrics, securityHeaders, type Metrics } from './http/observe.js';
 import { Admission } from './http/admission.js';
+import { door, type Door } from './http/door.js';
 import { requestTimeout, rateLimiter } from './http/limits.js';
 import { API_PREFIX, type RouteSpec } from './http/routes.js';
 import { buildRouter } from './http/router.js';
@@ -32,6 +33,8 @@ export interface AppHandle {
   openapi: Record<string, unknown>;
   /** Set once templates and aliases are in place. */
   setIndicesReady(ready: boolean): void;
+  /** Sheds requests of an overloaded reading lane before the app reads them (src/http/door.ts). */
+  door: Door;
 }
 
 const require = createRequire(import.meta.url);
@@ -95,20 +98,21 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     ctx.body = fs.createReadStream(path.join(assets, file));
   });
 
+  const admission = new Admission({
+    enabled: config.admission,
+    fixedLimits: config.laneLimits,
+    maxLimits: config.laneMax,
+    queueMs: config.laneQueueMs,
+    registry: metrics.registry,
+    translate: translateStoreError,
+  });
   const api = buildRouter(routes, {
     authenticator: services.authenticator,
     orgs: services.orgs,
     requireTokenEverywhere: config.requireTokenEverywhere,
     limitRate: rateLimiter(config.rateLimitPerMinute),
     idempotency: new Idempotency(services.idempotencyKeys, config.idempotencyKeyTtlSeconds, log),
-    admission: new Admission({
-      enabled: config.admission,
-      fixedLimits: config.laneLimits,
-      maxLimits: config.laneMax,
-      queueMs: config.laneQueueMs,
-      registry: metrics.registry,
-      translate: translateStoreError,
-    }),
+    admission,
     parseBody: koaBody({
       json: true,
       urlencoded: false,
@@ -156,5 +160,6 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     setIndicesReady: (ready) => {
       indicesReady = ready;
     },
+    door: door(routes, admission, log),
   };
 }

@@ -153,7 +153,7 @@ const schema = Joi.object({
   ECS_DEVELOPMENT: Joi.boolean().truthy('1').falsy('0'),
   ECS_IDEMPOTENCY_KEY_TTL_SECONDS: Joi.number().integer().min(1).default(86_400),
   ECS_CURSOR_KEEP_ALIVE_SECONDS: Joi.number().integer().min(10).max(3600).default(300),
-  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(false),
+  ECS_ADMISSION: Joi.boolean().truthy('1').falsy('0').default(true),
   ECS_LANE_LIMITS: laneMap,
   ECS_LANE_MAX: laneMap,
   ECS_LANE_QUEUE_MS: laneMap,

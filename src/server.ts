@@ -93,8 +93,12 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   // Node checks these time-outs every connectionsCheckingInterval (30 s by default): checked every
   // second, a client that dribbles its headers or body is cut off close to the time-out.
   // Koa's handler answers its own errors (ctx.onerror): its promise never rejects, nothing to await.
+  // The door (src/http/door.ts) answers an overloaded reading lane's requests before Koa reads them.
   const handleRequest = handle.app.callback();
-  const server = http.createServer({ connectionsCheckingInterval: 1000 }, (req, res) => void handleRequest(req, res));
+  const atDoor = handle.door;
+  const server = http.createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
+    if (!atDoor(req, res)) void handleRequest(req, res);
+  });
   server.requestTimeout = config.requestTimeoutMs + 5000;
   server.headersTimeout = Math.min(config.headersTimeoutMs, server.requestTimeout);
   server.keepAliveTimeout = 65_000;

@@ -47,8 +47,8 @@ export interface LaneSettings {
  */
 export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
   agent: { min: 4096, max: 4096, queueMs: 1000, squeeze: 1, shedStanding: false },
-  admin: { min: 4, max: 128, queueMs: 1000, squeeze: 0.9, shedStanding: false },
-  interactive: { min: 4, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: false },
+  admin: { min: 1, max: 128, queueMs: 1000, squeeze: 0.9, shedStanding: false },
+  interactive: { min: 1, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: true },
   heavy: { min: 1, max: 64, queueMs: 500, squeeze: 0.5, shedStanding: true },
 };
 
@@ -261,6 +261,28 @@ export class Admission {
       this.release(l);
       this.steer(now);
     }
+  }
+
+  /** True while some lane the door answers for (src/http/door.ts) sheds a standing queue: the door looks at requests only then. */
+  sheddingAtDoor(): boolean {
+    if (!this.options.enabled) return false;
+    const now = this.now();
+    return this.lanes.interactive.standing(now) || this.lanes.heavy.standing(now);
+  }
+
+  /**
+   * The door's decision for a request of `lane` not yet read: shed at once (503, counted) when
+   * the lane's queue stands — it would wait its few milliseconds and be shed anyway — else
+   * undefined (the request goes in as any other).
+   */
+  shedAtDoor(lane: Lane): AppError | undefined {
+    if (!this.options.enabled || lane === 'agent' || lane === 'admin') return undefined;
+    const l = this.lanes[lane];
+    if (!l.standing(this.now())) return undefined;
+    this.shedTotal?.inc({ lane, status: '503' });
+    const err = new ServiceUnavailableError(`the service is at capacity for ${lane} requests; retry later`, RETRY_AFTER_SECONDS);
+    shedAnswers.add(err);
+    return err;
   }
 
   private wait(l: LaneState, caller: string | undefined): Promise<void> {

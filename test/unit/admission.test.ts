@@ -189,6 +189,36 @@ describe('admission lanes: agents first', () => {
     expect(order).to.deep.equal(['c', 'b', 'd', 'e']);
   });
 
+  it('the door sheds a lane only while its queue stands, never the agent or admin lanes', async () => {
+    const clock = { t: 0 };
+    const a = new Admission({ enabled: true, now: () => clock.t, fixedLimits: { heavy: 1, admin: 1 }, queueMs: { heavy: 60_000, admin: 60_000 }, standingWaitMs: 50_000 });
+    expect(a.sheddingAtDoor()).to.equal(false);
+    const h = held(a, 'heavy', 'x');
+    const queued = a.run('heavy', 'y', async () => 'ran');
+    // A burst: queued, but not standing yet.
+    expect(a.sheddingAtDoor()).to.equal(false);
+    expect(a.shedAtDoor('heavy')).to.equal(undefined);
+    clock.t = 1_000;
+    expect(a.sheddingAtDoor()).to.equal(true);
+    const err = a.shedAtDoor('heavy');
+    expect(err).to.be.instanceOf(ServiceUnavailableError);
+    expect(err?.headers['Retry-After']).to.equal('1');
+    expect(a.shedAtDoor('interactive'), 'a lane without a standing queue').to.equal(undefined);
+    expect(a.shedAtDoor('agent')).to.equal(undefined);
+    const ha = held(a, 'admin', 'x');
+    const qa = a.run('admin', 'y', async () => 'ran');
+    clock.t = 2_000;
+    expect(a.shedAtDoor('admin'), 'administrative writes are never shed at the door').to.equal(undefined);
+    h.open();
+    ha.open();
+    expect(await queued).to.equal('ran');
+    expect(await qa).to.equal('ran');
+    await Promise.all([h.done, ha.done]);
+    expect(a.sheddingAtDoor(), 'drained: no longer standing').to.equal(false);
+    const off = new Admission({ enabled: false });
+    expect(off.sheddingAtDoor()).to.equal(false);
+  });
+
   it('off: every request runs at once', async () => {
     const a = new Admission({ enabled: false, fixedLimits: { heavy: 1 } });
     const hs = Array.from({ length: 5 }, () => held(a, 'heavy', 'x'));
