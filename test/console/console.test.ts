@@ -5,7 +5,6 @@
  */
 import path from 'node:path';
 import { expect } from 'chai';
-import axe from 'axe-core';
 import type { Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../../src/http/console.js';
 import type { Api } from '../helpers/http.js';
@@ -169,12 +168,7 @@ describe('operator console in Chromium (issue 13)', function () {
   let b: ConsoleBrowser;
   let page: Page;
   const shot = (name: string): Promise<void> => b.shot(name);
-
-  async function signIn(token: string): Promise<void> {
-    await page.goto(`${t.url}/console`);
-    await page.fill('#token', token);
-    await page.click('button[type="submit"]');
-  }
+  const signIn = (token: string): Promise<void> => b.signIn(t.url, token);
 
   before(async function () {
     this.timeout(300_000);
@@ -454,14 +448,8 @@ describe('operator console in Chromium (issue 13)', function () {
   });
 
   it('has no serious or critical axe-core violations on the main views', async () => {
-    for (const view of ['#/overview', '#/endpoints/agents', `#/endpoint/${fleet.commandEndpoint}`, '#/software', '#/organization']) {
-      await page.goto(`${t.url}/console${view}`);
-      await page.waitForLoadState('networkidle');
-      await page.evaluate(axe.source);
-      const result = await page.evaluate<axe.AxeResults>("axe.run(document, { resultTypes: ['violations'] })");
-      const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-      expect(bad.map((v) => `${view} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`)).to.deep.equal([]);
-    }
+    const views = ['#/overview', '#/endpoints/agents', `#/endpoint/${fleet.commandEndpoint}`, '#/software', '#/organization'];
+    expect(await b.seriousA11yViolations(t.url, views)).to.deep.equal([]);
   });
 
   it('a reader is refused writes with a 403 message; signing out forgets the token', async () => {

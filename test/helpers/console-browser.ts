@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import axe from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { buildConsole } from '../../scripts/build-console.js';
 
@@ -25,6 +26,10 @@ export interface ConsoleBrowser {
   requestUrls: string[];
   /** A full-page screenshot into SHOTS. */
   shot(name: string): Promise<void>;
+  /** Opens the console of the service at `baseUrl` and submits the sign-in form with `token`. */
+  signIn(baseUrl: string, token: string): Promise<void>;
+  /** axe-core's serious and critical violations on each view (`#/…`) of the console at `baseUrl`, one line each. */
+  seriousA11yViolations(baseUrl: string, views: readonly string[]): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -43,6 +48,23 @@ export async function openConsoleBrowser(opts: { acceptDownloads?: boolean } = {
     async shot(name) {
       fs.mkdirSync(SHOTS, { recursive: true });
       await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    },
+    async signIn(baseUrl, token) {
+      await page.goto(`${baseUrl}/console`);
+      await page.fill('#token', token);
+      await page.click('button[type="submit"]');
+    },
+    async seriousA11yViolations(baseUrl, views) {
+      const found: string[] = [];
+      for (const view of views) {
+        await page.goto(`${baseUrl}/console${view}`);
+        await page.waitForLoadState('networkidle');
+        await page.evaluate(axe.source);
+        const result = await page.evaluate<axe.AxeResults>("axe.run(document, { resultTypes: ['violations'] })");
+        const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+        found.push(...bad.map((v) => `${view} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join('; ')}`));
+      }
+      return found;
     },
     close: () => browser.close(),
   };
