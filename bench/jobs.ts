@@ -185,9 +185,9 @@ export async function jobsBench(opts: {
 
 export function jobsTable(r: JobsResult): string {
   return [
-    '| | agents | job rate bound | job records/s | job s | connect offered/s | windows | connect p50 ms (median) | connect p99 ms (median) | worst window p99 ms | connect errors |',
+    '| | agents (seeded) / the job acted on | job rate bound | job records/s | job s | connect offered/s | windows | connect p50 ms (median) | connect p99 ms (median) | worst window p99 ms | connect errors |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
-    `| connects alone (before and after) | ${r.agents} | | | | ${r.connectRate} | ${r.connectAlone.windows} | ${r.connectAlone.p50} | ${r.connectAlone.p99} | ${r.connectAlone.maxP99} | ${r.connectAlone.errors} |`,
-    `| during the job | ${r.agents} | ${r.ratePerSecond}/s | ${r.job.recordsPerSecond.toFixed(0)} | ${r.job.seconds.toFixed(1)} | ${r.connectRate} | ${r.connectDuringJob.windows} | ${r.connectDuringJob.p50} | ${r.connectDuringJob.p99} | ${r.connectDuringJob.maxP99} | ${r.connectDuringJob.errors} |`,
+    `| connects alone (before and after) | ${r.agents} / – | | | | ${r.connectRate} | ${r.connectAlone.windows} | ${r.connectAlone.p50} | ${r.connectAlone.p99} | ${r.connectAlone.maxP99} | ${r.connectAlone.errors} |`,
+    `| during the job | ${r.agents} / ${r.job.done + r.job.failed} | ${r.ratePerSecond}/s | ${r.job.recordsPerSecond.toFixed(0)} | ${r.job.seconds.toFixed(1)} | ${r.connectRate} | ${r.connectDuringJob.windows} | ${r.connectDuringJob.p50} | ${r.connectDuringJob.p99} | ${r.connectDuringJob.maxP99} | ${r.connectDuringJob.errors} |`,
   ].join('\n');
 }
