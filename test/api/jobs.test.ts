@@ -9,6 +9,7 @@ import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type TestApp, type Tena
 import type { Api } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 import { commandsFor, loadCatalogue } from '../../src/resources/commands/catalogue.js';
+import { jobCommandId } from '../../src/resources/jobs/actions.js';
 
 interface Job {
   id: string;
@@ -328,7 +329,9 @@ describe('bulk actions as jobs (issue 16)', () => {
         async () => {
           const done = (await a.admin.get<Job>(`/jobs/${job.id}`)).body.done;
           if (done >= order.length) return false;
-          const acted = (await a.admin.get<Page<unknown>>(`/command-message/endpoint/${order[done]}`)).body.totalCount === 1;
+          // A realtime get of the command the job creates for that agent: a batch's writes become
+          // searchable together only before its checkpoint (store/visibility.ts withDeferredVisibility).
+          const acted = (await a.admin.get(`/command-message/${jobCommandId(job.id, order[done])}`)).status === 200;
           return acted && (await a.admin.get<Job>(`/jobs/${job.id}`)).body.done === done;
         },
         (v) => v,
