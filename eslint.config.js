@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.local/', 'bench/results/', 'src/console/generated/'] },
+  { ignores: ['node_modules/', 'dist/', '.local/', 'bench/results/', 'generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,5 +1,5 @@
 /**
- * Generates the console's typed API client types (src/console/generated/api.d.ts) from the
+ * Generates the console's typed API client types (generated/console-api.d.ts, git-ignored, outside src/) from the
  * OpenAPI document the route declarations produce — the same document `npm run openapi`
  * writes and the service serves — so a route change that breaks the console fails the typecheck.
  */
@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { createClient } from '../src/store/client.js';
 
-const out = new URL('../src/console/generated/api.d.ts', import.meta.url);
+const out = new URL('../generated/console-api.d.ts', import.meta.url);
 // The document does not depend on the caller's environment: the defaults, whatever is set.
 const config = loadConfig({ DATABASE_URL: 'pglite:memory' });
 const client = createClient('http://127.0.0.1:9', 1000);

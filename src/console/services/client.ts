@@ -4,7 +4,7 @@
  * becomes an ApiError with the spec's status and message.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from '../generated/api';
+import type { paths } from '../../../generated/console-api';
 import { getToken } from './session';
 
 export const API = '/endpoint-control-service/v1' as const;

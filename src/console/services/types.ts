@@ -1,5 +1,5 @@
 /** Record types named by operation, from the generated client types. */
-import type { operations } from '../generated/api';
+import type { operations } from '../../../generated/console-api';
 
 /** The JSON body an operation answers with `status`. */
 export type Ok<O extends keyof operations, S extends number = 200> = operations[O]['responses'] extends Record<
