@@ -263,26 +263,26 @@ export class Admission {
     }
   }
 
-  /** True while some lane the door answers for (src/http/door.ts) sheds a standing queue: the door looks at requests only then. */
+  /**
+   * True while some lane sheds a standing queue (only lanes whose settings say `shedStanding`
+   * ever do): the door (src/http/door.ts) looks at requests only then.
+   */
   sheddingAtDoor(): boolean {
     if (!this.options.enabled) return false;
     const now = this.now();
-    return this.lanes.interactive.standing(now) || this.lanes.heavy.standing(now);
+    return LANES.some((lane) => this.lanes[lane].standing(now));
   }
 
   /**
-   * The door's decision for a request of `lane` not yet read: shed at once (503, counted) when
-   * the lane's queue stands — it would wait its few milliseconds and be shed anyway — else
-   * undefined (the request goes in as any other).
+   * The door's decision for a request of `lane` not yet read: shed at once (503, counted as
+   * the lane's other sheds) when the lane's queue stands — it would wait its few milliseconds
+   * and be shed anyway — else undefined (the request goes in as any other). The agent and
+   * admin lanes never shed a standing queue, so they never meet the door.
    */
   shedAtDoor(lane: Lane): AppError | undefined {
-    if (!this.options.enabled || lane === 'agent' || lane === 'admin') return undefined;
+    if (!this.options.enabled) return undefined;
     const l = this.lanes[lane];
-    if (!l.standing(this.now())) return undefined;
-    this.shedTotal?.inc({ lane, status: '503' });
-    const err = new ServiceUnavailableError(`the service is at capacity for ${lane} requests; retry later`, RETRY_AFTER_SECONDS);
-    shedAnswers.add(err);
-    return err;
+    return l.standing(this.now()) ? this.shed(l, undefined) : undefined;
   }
 
   private wait(l: LaneState, caller: string | undefined): Promise<void> {

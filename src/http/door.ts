@@ -14,32 +14,26 @@ import type http from 'node:http';
 import crypto from 'node:crypto';
 import { errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Admission, Lane } from './admission.js';
-import { API_PREFIX, type HttpMethod, type RouteSpec } from './routes.js';
+import { DEFAULT_LANES, type Admission, type Lane } from './admission.js';
+import Router from '@koa/router';
+import { API_PREFIX, koaPath, type RouteSpec } from './routes.js';
 
 /** Answers a request at the door and returns true, or returns false to let the app handle it. */
 export type Door = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
-const DOOR_LANES: readonly Lane[] = ['interactive', 'heavy'];
 const LOG_EVERY_MS = 1000;
 
-/** The lane of a request by method and path, for the routes the door may answer. */
+/**
+ * The lane of a request by method and path, matched as the app's router matches it (the same
+ * @koa/router over the same declarations), for the routes the door may answer: those of the
+ * lanes that shed a standing queue (the others are never looked up).
+ */
 function laneLookup(routes: readonly RouteSpec[]): (method: string, path: string) => Lane | undefined {
-  const exact = new Map<string, Lane>();
-  const patterns: { method: HttpMethod; re: RegExp; lane: Lane }[] = [];
+  const router = new Router({ prefix: API_PREFIX });
   for (const r of routes) {
-    if (!DOOR_LANES.includes(r.lane)) continue;
-    const full = API_PREFIX + r.path;
-    if (!full.includes('{')) exact.set(`${r.method} ${full}`, r.lane);
-    else {
-      const source = full
-        .split(/\{[^}]+\}/)
-        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-        .join('[^/]+');
-      patterns.push({ method: r.method, re: new RegExp(`^${source}$`), lane: r.lane });
-    }
+    if (DEFAULT_LANES[r.lane].shedStanding) router.register(koaPath(r.path), [r.method], () => undefined, { name: r.lane });
   }
-  return (method, path) => exact.get(`${method} ${path}`) ?? patterns.find((p) => p.method === method && p.re.test(path))?.lane;
+  return (method, path) => router.match(path, method).pathAndMethod[0]?.name as Lane | undefined;
 }
 
 export function door(routes: readonly RouteSpec[], admission: Admission, log: Logger): Door {

@@ -113,12 +113,20 @@ export interface TenantFixture extends Tenants {
  * closed after the block.
  */
 export function useTenants(env?: Record<string, string>): TenantFixture {
-  const fixture = {} as TenantFixture;
-  before(async () => {
+  const fixture = filledBefore<TenantFixture>(async () => {
     const t = env ? await startTestApp(env) : await sharedApp();
-    Object.assign(fixture, { t }, await t.world.tenants());
+    return { t, ...(await t.world.tenants()) };
   });
   if (env) after(() => fixture.t?.close());
+  return fixture;
+}
+
+/** An object the calling describe block's `before` hook fills with what `build` answers (tests read it after). */
+function filledBefore<T extends object>(build: () => Promise<T>): T {
+  const fixture = {} as T;
+  before(async () => {
+    Object.assign(fixture, await build());
+  });
   return fixture;
 }
 
@@ -134,17 +142,15 @@ export interface OrgFixture {
 
 /** Mocha fixture for the calling describe block: an OrgFixture filled in a `before` hook. */
 export function useOrg(): OrgFixture {
-  const fixture = {} as OrgFixture;
-  before(async () => {
+  return filledBefore(async () => {
     const t = await sharedApp();
     // One after the other, as the files did before: an organization created while another call
     // reloads the organization tree can be missing from this instance's cache until its next poll.
     const org = await t.world.org();
     const child = await t.world.org(org);
     const [admin, reader] = await Promise.all([t.world.token('admin', org), t.world.token('reader', org)]);
-    Object.assign(fixture, { t, org, child, admin: t.world.as(admin), reader: t.world.as(reader) });
+    return { t, org, child, admin: t.world.as(admin), reader: t.world.as(reader) };
   });
-  return fixture;
 }
 
 /**
@@ -165,16 +171,14 @@ export interface OrgFamily {
 
 /** Mocha fixture for the calling describe block: an OrgFamily on the shared app, filled in a `before` hook. */
 export function useOrgFamily(): OrgFamily {
-  const fixture = {} as OrgFamily;
-  before(async () => {
+  return filledBefore(async () => {
     const t = await sharedApp();
     // Parents before children (see useOrg).
     const msp = await t.world.org();
     const [custA, custB, other] = await Promise.all([t.world.org(msp), t.world.org(msp), t.world.org()]);
     const siteA1 = await t.world.org(custA);
-    Object.assign(fixture, { t, msp, custA, custB, siteA1, other });
+    return { t, msp, custA, custB, siteA1, other };
   });
-  return fixture;
 }
 
 /** Unique ids per call so test files sharing a run never collide. */

@@ -202,35 +202,15 @@ export class ModuleService {
    */
   async setModule(scope: ModuleScope, id: string, module: ModuleName, status: 'ACTIVE' | 'INACTIVE', access: Access): Promise<void> {
     const orgId = await this.owner(scope, id, access);
-    const by = access.userKey.username;
-    await readModifyWrite(async () => {
-      const cur = await this.store.get(scope, id);
-      if (cur?.doc[module] === status) return;
-      const now = new Date().toISOString();
-      if (!cur) {
-        const doc: EnabledModulesDoc = {
-          scope,
-          id,
-          orgId,
-          [module]: status,
-          ...(scope === 'org' ? { subscribedBundles: [] } : {}),
-          createdBy: by,
-          updatedBy: by,
-          createdAt: now,
-          updatedAt: now,
-        };
-        await this.store.create(doc);
-        return;
-      }
-      const doc: EnabledModulesDoc = { ...cur.doc, orgId, [module]: status, updatedBy: by, updatedAt: now };
-      await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
-    });
+    await this.modify(scope, id, access, (cur) =>
+      cur?.doc[module] === status ? undefined : { ...(cur?.doc ?? ModuleService.fresh(scope, id, orgId, access)), orgId, [module]: status },
+    );
   }
 
   /** installcomplete: the organization's PENDING modules become ACTIVE; 404 when it has no record. */
   async installComplete(orgId: string, access: Access): Promise<void> {
     await this.owner('org', orgId, access);
-    await this.modifyOrg(orgId, access, (cur) => {
+    await this.modify('org', orgId, access, (cur) => {
       if (!cur) throw new NotFoundError(`organization ${orgId} has no enabled modules`);
       const next = confirmPending(cur.doc);
       return next ? { ...cur.doc, ...next } : undefined;
@@ -255,17 +235,8 @@ export class ModuleService {
       throw new ValidationError(`body.id: "${body.id}" does not match the bundle id ${bundleId} of the path`);
     }
     const bundle = await this.bundles.get(bundleId);
-    const by = access.userKey.username;
-    const now = new Date().toISOString();
-    const hit = await this.modifyOrg(orgId, access, (cur) => {
-      const base: Omit<EnabledModulesDoc, 'updatedAt' | 'updatedBy'> = cur?.doc ?? {
-        scope: 'org',
-        id: orgId,
-        orgId,
-        subscribedBundles: [],
-        createdBy: by,
-        createdAt: now,
-      };
+    const hit = await this.modify('org', orgId, access, (cur) => {
+      const base = cur?.doc ?? ModuleService.fresh('org', orgId, orgId, access);
       const subscribed = base.subscribedBundles ?? [];
       return {
         ...stripModules(base),
@@ -307,21 +278,34 @@ export class ModuleService {
     return this.bundles.getMany(hit?.doc.subscribedBundles ?? []);
   }
 
+  /** A record not yet stored: no module set, created now by the caller. */
+  private static fresh(scope: ModuleScope, id: string, orgId: string, access: Access): Omit<EnabledModulesDoc, 'updatedAt' | 'updatedBy'> {
+    return {
+      scope,
+      id,
+      orgId,
+      ...(scope === 'org' ? { subscribedBundles: [] } : {}),
+      createdBy: access.userKey.username,
+      createdAt: new Date().toISOString(),
+    };
+  }
+
   /**
-   * Read-modify-write of an organization record with optimistic retries: `change` computes
-   * the next document (module fields and subscriptions) from the current one; undefined
-   * means nothing to write. Answers the record as stored afterwards.
+   * Read-modify-write of a scope's record with optimistic retries: `change` computes the next
+   * document (module fields and subscriptions) from the current one, or from none (then the
+   * record is created); undefined means nothing to write. Answers the record as stored afterwards.
    */
-  protected async modifyOrg(
-    orgId: string,
+  protected async modify(
+    scope: ModuleScope,
+    id: string,
     access: Access,
     change: (cur: Stored<EnabledModulesDoc> | undefined) => Omit<EnabledModulesDoc, 'updatedAt' | 'updatedBy'> | undefined,
   ): Promise<Stored<EnabledModulesDoc>> {
     return readModifyWrite(async () => {
-      const cur = await this.store.get('org', orgId);
+      const cur = await this.store.get(scope, id);
       const next = change(cur);
       if (!next) {
-        if (!cur) throw new NotFoundError(`organization ${orgId} has no enabled modules`);
+        if (!cur) throw new NotFoundError(`${ModuleService.noun(scope, id)} has no enabled modules`);
         return cur;
       }
       const doc: EnabledModulesDoc = { ...next, updatedBy: access.userKey.username, updatedAt: new Date().toISOString() };
