@@ -75,6 +75,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     changeWatcher.start();
     heartbeatRetention.start();
     jobs.runner.start();
+    jobs.retention.start();
     auditRetention.start();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.

@@ -110,9 +110,6 @@ export interface Services {
   presence: EndpointPresence;
 }
 
-/** Time between heartbeat-retention runs (the lease lasts three). */
-const RETENTION_INTERVAL_MS = 5 * 60_000;
-
 export function createServices({ config, store, log }: BaseDeps): Services {
   const feed = new ChangeFeedStore(store);
   const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
@@ -171,25 +168,31 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   );
   const heartbeatStore = new HeartbeatStore(store);
   const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  const retentionSchedule = {
+    intervalMs: config.maintenance.retentionIntervalSeconds * 1000,
+    leaseMs: config.maintenance.retentionLeaseSeconds * 1000,
+    holder: instanceName,
+  };
   const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log, presence);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
     new LeaseStore(store),
-    {
-      retentionDays: config.heartbeatRetentionDays,
-      intervalMs: RETENTION_INTERVAL_MS,
-      holder: instanceName,
-    },
+    { ...retentionSchedule, retentionDays: config.heartbeatRetentionDays, rollover: config.maintenance.heartbeatRollover },
     log,
   );
   const auditStore = new AuditStore(store);
   const auditRetention = new RolloverRetention(
     auditStore,
     new LeaseStore(store),
-    { retentionDays: config.auditRetentionDays, intervalMs: RETENTION_INTERVAL_MS, holder: instanceName },
+    { ...retentionSchedule, retentionDays: config.auditRetentionDays, rollover: config.maintenance.auditRollover },
     log,
     'audit-retention',
   );
+  const jobs = createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }, retentionSchedule);
+  // A revoked token's queued and running jobs are cancelled with it (docs/adr/0098-revoked-creator-cancels-jobs.md).
+  tokens.onRevoked = async (tokenId) => {
+    await jobs.service.cancelCreatedBy(tokenId);
+  };
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs, () => presence.invalidate());
   presence.useTimeouts(orgAgentConfig);
@@ -215,7 +218,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     idempotencyKeys: new IdempotencyKeyDocStore(store, log),
     changeWatcher,
     heartbeatRetention,
-    jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
+    jobs,
     audit: new AuditService(auditStore, log),
     auditRetention,
     presence,
