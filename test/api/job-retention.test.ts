@@ -28,7 +28,7 @@ const ENV = {
 };
 
 describe('jobs: retention of finished jobs, cancellation by revocation', function () {
-  this.timeout(120_000);
+  this.timeout(300_000);
   let app: TestApp;
   let org: string;
   let tag: string;
