@@ -101,11 +101,22 @@ export class JobStore {
   }
 
   /**
-   * The QUEUED and RUNNING jobs a token created. The creator is kept unindexed, so this reads
-   * every live job (few: each instance runs one at a time) and compares in memory.
+   * The QUEUED and RUNNING jobs a token created. The creator's token is indexed from mapping
+   * version 2; on an index still at version 1 (a rolling upgrade before the jobs index is
+   * reindexed) no job has it indexed, so the query also takes every live job without it and
+   * the creator is compared in memory: one query right under both mappings.
    */
   async liveCreatedBy(tokenId: string): Promise<StoredJob[]> {
-    const live = await this.docs.all({ terms: { state: [...LIVE_JOB_STATES] } }, { sort: [{ id: 'asc' }] });
+    const live = await this.docs.all(
+      {
+        bool: {
+          filter: [{ terms: { state: [...LIVE_JOB_STATES] } }],
+          should: [{ term: { 'creator.tokenId': tokenId } }, { bool: { must_not: [{ exists: { field: 'creator.tokenId' } }] } }],
+          minimum_should_match: 1,
+        },
+      },
+      { sort: [{ id: 'asc' }] },
+    );
     return live.filter((j) => j.doc.creator.tokenId === tokenId);
   }
 
