@@ -18,8 +18,38 @@ import type { Logger } from '../log.js';
 import { aliasName, type StoreContext } from './client.js';
 import { loadTemplates, putTemplate, type IndexTemplateFile } from './indices.js';
 import { LeaseStore } from './lease.js';
-import { reindex } from './reindex.js';
+import { reindex, type ReindexOptions, type ReindexResult } from './reindex.js';
 import { ConflictError } from '../errors.js';
+
+/** Another run (an instance or the ops CLI) holds the reindex lease of that index. */
+export class ReindexLeaseHeldError extends ConflictError {}
+
+/**
+ * A reindex (src/store/reindex.ts) under the lease `schema-upgrade-<index>`, so one run at a
+ * time copies an index whoever starts it (an instance upgrading the schema, the ops CLI); the
+ * lease is renewed while the copy progresses and given up at the end.
+ */
+export async function reindexUnderLease(ctx: StoreContext, name: string, holder: string, opts: ReindexOptions = {}): Promise<ReindexResult> {
+  const lease = new LeaseStore(ctx);
+  const leaseName = `schema-upgrade-${name}`;
+  if (!(await lease.acquire(leaseName, holder, UPGRADE_LEASE_MS, new Date()))) {
+    throw new ReindexLeaseHeldError(`a reindex of ${name} is running elsewhere (lease ${leaseName} in the control index); retry once it is done`);
+  }
+  let renewedAt = Date.now();
+  try {
+    return await reindex(ctx, name, {
+      ...opts,
+      onProgress: async (p) => {
+        await opts.onProgress?.(p);
+        if (Date.now() - renewedAt < UPGRADE_LEASE_MS / 5) return;
+        renewedAt = Date.now();
+        await lease.acquire(leaseName, holder, UPGRADE_LEASE_MS, new Date());
+      },
+    });
+  } finally {
+    await lease.release(leaseName, holder).catch(() => undefined);
+  }
+}
 
 /** Logical indices written through a rollover alias: a new template applies to their next generation. */
 export const ROLLOVER_INDICES: readonly string[] = ['network-heartbeats', 'audit'];
@@ -100,7 +130,8 @@ export function logCheck(log: Logger, check: SchemaCheck, previous?: SchemaCheck
       `schema: the store holds newer versions than this instance's (a newer release runs against it); left as they are: ${Object.keys({ ...check.newerTemplates, ...check.newerMappings }).join(', ')}`,
     );
   }
-  const changed = check.templatesPut.length + check.mappingsInPlace.length + Object.keys(check.generations).length;
+  const made = Object.values(check.generations).filter((g) => g === 'rolled-over' || g === 'reindexed').length;
+  const changed = check.templatesPut.length + check.mappingsInPlace.length + made;
   if (changed > 0 && previous !== undefined) {
     log.info(
       { templatesPut: check.templatesPut, mappingsInPlace: check.mappingsInPlace, generations: check.generations },
@@ -118,7 +149,6 @@ export class SchemaKeeper {
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
   private last: SchemaCheck | undefined;
-  private readonly lease: LeaseStore;
   private readonly reindexing = new Set<string>();
 
   constructor(
@@ -127,9 +157,7 @@ export class SchemaKeeper {
     private readonly intervalMs: number,
     /** This instance's name in the upgrade lease. */
     private readonly holder: string,
-  ) {
-    this.lease = new LeaseStore(ctx);
-  }
+  ) {}
 
   /** What the start-up set-up (ensureIndices) found: the first check reports only what changed since. */
   started(check: SchemaCheck): void {
@@ -167,30 +195,19 @@ export class SchemaKeeper {
       return 'rolled-over';
     }
     if (this.reindexing.has(t.name)) return 'reindex-running-elsewhere';
-    const leaseName = `schema-upgrade-${t.name}`;
-    if (!(await this.lease.acquire(leaseName, this.holder, UPGRADE_LEASE_MS, new Date()))) return 'reindex-running-elsewhere';
     this.reindexing.add(t.name);
-    let renewedAt = Date.now();
     try {
       this.log.info({ index: t.name, templateVersion: t.version }, `schema: reindexing ${t.name} into its next generation (version ${t.version}); every instance keeps serving`);
-      // Holding the lease means no other instance is copying: a next generation left by one that died is dropped.
-      const res = await reindex(this.ctx, t.name, {
-        restart: true,
-        onProgress: async () => {
-          if (Date.now() - renewedAt < UPGRADE_LEASE_MS / 5) return;
-          renewedAt = Date.now();
-          await this.lease.acquire(leaseName, this.holder, UPGRADE_LEASE_MS, new Date());
-        },
-      });
+      // Holding the lease means no other run is copying: a next generation left by one that died is dropped.
+      const res = await reindexUnderLease(this.ctx, t.name, this.holder, { restart: true });
       this.log.info({ ...res }, `schema: ${t.name} reindexed into ${res.to ?? res.from}`);
       return 'reindexed';
     } catch (err) {
-      if (err instanceof ConflictError) return 'reindex-running-elsewhere';
+      if (err instanceof ReindexLeaseHeldError) return 'reindex-running-elsewhere';
       this.log.warn({ index: t.name, err: { message: (err as Error).message } }, `schema: reindex of ${t.name} failed; retrying at the next check`);
       return 'failed';
     } finally {
       this.reindexing.delete(t.name);
-      await this.lease.release(leaseName, this.holder).catch(() => undefined);
     }
   }
 
