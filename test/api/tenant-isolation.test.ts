@@ -287,7 +287,7 @@ describe('tenant isolation over every route (generated from the route table)', (
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, orgId: orgB })).status).to.equal(403);
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, id: uid('other') })).status).to.equal(400);
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, version: Number(before.version) + 5 })).status).to.equal(409);
-      // A type of another family names no record of that family (decisions, Polymorphic PUT).
+      // A type of another family names no record of that family (docs/adr/0034-endpoints-one-polymorphic-index.md).
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, type: 'VC_UTM' })).status).to.equal(404);
       const forged = {
         ...before,

@@ -4,7 +4,7 @@
  * presence timeout reads as POTENTIALLY_DISCONNECTED. Nothing rewrites documents: the status
  * is decided when a record is read (`apply`) and inside every query that filters, counts or
  * aggregates by status (`PresenceView.stale`, range queries only: the distribution has no
- * scripting). See docs/decisions.md, "Presence and command expiry".
+ * scripting). See docs/adr/0039-presence-decided-on-read.md.
  *
  * A record without `lastSeen` (written before presence existed, or never seen since) keeps its
  * stored status: presence starts with its first sign of life.

@@ -36,12 +36,12 @@ export interface ConnectionStateUpdate {
 }
 
 /**
- * How concurrent hot-path calls are coalesced (see store/batcher.ts and docs/decisions.md):
+ * How concurrent hot-path calls are coalesced (see store/batcher.ts, docs/adr/0007-group-commit-of-connection-state.md and docs/adr/0008-coalesced-reads-and-request-cache.md):
  * connection-state updates into one bulk request (group commit), gets into one multi-get,
  * searches into one multi-search.
  */
 export const ENDPOINT_BATCHING: Record<'connectionState' | 'reads' | 'searches', BatcherOptions> = {
-  // One bulk at a time: concurrent bulks to the one shard contend with each other (docs/decisions.md).
+  // One bulk at a time: concurrent bulks to the one shard contend with each other (docs/adr/0007-group-commit-of-connection-state.md).
   connectionState: { maxBatch: 500, maxInFlight: 1 },
   reads: { maxBatch: 500, maxInFlight: 2 },
   searches: { maxBatch: 50, maxInFlight: 3 },
