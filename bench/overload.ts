@@ -1,5 +1,5 @@
 /**
- * The overload scenario (Issue 17): agents at a fixed rate (30 % of the connect maximum) alone,
+ * The overload scenario: agents at a fixed rate (30 % of the connect maximum) alone,
  * then with SOC page-searches and aggregations offered at 3 × their maximum; then a flood of
  * bogus tokens at the maximum rate against the service as configured and against the same
  * service with the failed-authentication protections off (what main did), with agents at

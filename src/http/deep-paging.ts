@@ -1,5 +1,5 @@
 /**
- * Deep paging and export (issue 16, extensions), in one place for every page search.
+ * Deep paging and export (extensions), in one place for every page search.
  *
  * A page-search route declares `deepSearch`: the same search as its handler's, prepared as a
  * `DeepSearch` (a point in time read with search_after, src/store/scan.ts). `withDeepPaging`

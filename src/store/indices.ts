@@ -132,7 +132,7 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
 }
 
 /**
- * A newer template that only adds fields (issue 16: the tokens' last use and revocation) is
+ * A newer template that only adds fields (the tokens' last use and revocation) is
  * applied to the existing index at start, so a strict mapping does not refuse the new fields
  * until someone reindexes; a change Elasticsearch refuses in place (a field's type) stays a
  * warning naming the reindex. False when the mapping could not be updated.

@@ -1,5 +1,5 @@
 /**
- * Command expiry and bounded retries (issue 16). A message carries `expiresAt` (its create's
+ * Command expiry and bounded retries. A message carries `expiresAt` (its create's
  * `ttlSeconds`, else ECS_COMMAND_TTL); once past it, a message still waiting (CREATED or
  * RETRY) reads as EXPIRED (an extension status) in every get and list, is left out of what a
  * gateway polls for, and can no longer move. Decided when read and inside queries (a range on

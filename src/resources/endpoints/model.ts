@@ -107,7 +107,7 @@ export interface EndpointDoc extends EndpointFields, UtmFields, LteFields {
   updatedAt: string;
   createdBy: UserKey;
   updatedBy: UserKey;
-  /** Extension (issue 16): the last sign of life; written only by the server (presence.ts). */
+  /** Extension: the last sign of life; written only by the server (presence.ts). */
   lastSeen?: string;
   /** Internal: the last reported status of each WAN interface (UTM). */
   interfaces?: Partial<Record<WanStatus, InterfaceStatus>>;

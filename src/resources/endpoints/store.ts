@@ -63,7 +63,7 @@ export interface PresenceLens {
 export class EndpointStore {
   private readonly docs: DocStore<EndpointDoc>;
   private readonly groupCommit: Batcher<ConnectionStateUpdate, { deleted: boolean }>;
-  /** Presence (issue 16, presence.ts): applied to every document read, and stamped by every connection-state write. */
+  /** Presence (presence.ts): applied to every document read, and stamped by every connection-state write. */
   presence?: PresenceLens;
 
   constructor(ctx: StoreContext, batching = ENDPOINT_BATCHING) {
@@ -156,7 +156,7 @@ export class EndpointStore {
     return this.docs.count(query);
   }
 
-  /** A search prepared for cursors and exports (issue 16): pages of records on a point in time, in `sort` (ending in `id`). */
+  /** A search prepared for cursors and exports: pages of records on a point in time, in `sort` (ending in `id`). */
   pitSearch(query: Query, sort: estypes.SortCombinations[]): PitSearch<EndpointDoc, EndpointRecord> {
     return new PitSearch(this.docs, query, sort, (hit) => {
       this.read(hit.doc);
