@@ -69,7 +69,7 @@ function layoutShards(layout: IndexLayout | undefined, name: string): number | u
 /**
  * The settings the layout gives one logical index, on top of its template file: primary shards,
  * replicas, and the write pre-check. Writes wait for the primary only (`1`, Elasticsearch's own
- * default, written out because it is a choice, see docs/decisions.md): every acknowledged write
+ * default, written out because it is a choice, see docs/adr/0012-cluster-ready-index-layout.md): every acknowledged write
  * is already on all in-sync copies, and a stricter pre-check would refuse writes while a replica
  * is unassigned, that is during the node loss it is meant to survive.
  */

@@ -1,5 +1,5 @@
 /**
- * Retention (issue 15 for network heartbeats, issue 16 for audit events, finished jobs since):
+ * Retention (network heartbeats, audit events, finished jobs):
  * records age out after `retentionDays`. For a rollover alias each maintenance run rolls the
  * alias over once the write generation is as old or as large as its rollover conditions
  * (ECS_HEARTBEAT_ROLLOVER_AGE/_SIZE, ECS_AUDIT_ROLLOVER_AGE/_SIZE; 1 day / 10 GB by default),
