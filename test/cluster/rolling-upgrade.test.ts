@@ -13,10 +13,22 @@ import { expect } from 'chai';
 import { ADMIN_TOKEN, RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { Api, type ApiResponse } from '../helpers/http.js';
-import { buildPreviousRelease, startRelease, type PreviousRelease, type ReleaseInstance } from '../helpers/previous-release.js';
+import {
+  buildPreviousRelease,
+  startRelease,
+  type PreviousRelease,
+  type ReleaseInstance,
+} from '../helpers/previous-release.js';
 import { loadTemplates } from '../../src/store/indices.js';
 
 const PREFIX = `${RUN_PREFIX}-upgrade`;
+
+/** An instance behind the test's load balancer, with the requests it is serving. */
+interface Target {
+  name: 'old' | 'new';
+  api: Api;
+  inFlight: number;
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, deadlineMs: number): Promise<T> {
@@ -60,7 +72,12 @@ describe('rolling upgrade from the previous release, on one store', function () 
   before(async function () {
     this.timeout(900_000);
     release = buildPreviousRelease((l) => process.stderr.write(`  [previous release] ${l}\n`));
-    report.previousRelease = { version: release.version, commit: release.commit.slice(0, 12), install: release.install, buildMs: release.buildMs };
+    report.previousRelease = {
+      version: release.version,
+      commit: release.commit.slice(0, 12),
+      install: release.install,
+      buildMs: release.buildMs,
+    };
     esUrl = (await testElasticsearch()).url;
     es = new Client({ node: esUrl, requestTimeout: 60_000 });
   });
@@ -79,16 +96,22 @@ describe('rolling upgrade from the previous release, on one store', function () 
     await until('the previous release ready', () => ready(old!.url), 600_000);
     report.oldReadyMs = Date.now() - t0;
     const jobsTemplate = loadTemplates().find((t) => t.name === 'jobs');
-    expect(await templateVersion('jobs'), 'the previous release wrote an older jobs template').to.be.below(jobsTemplate?.version ?? 0);
+    expect(await templateVersion('jobs'), 'the previous release wrote an older jobs template').to.be.below(
+      jobsTemplate?.version ?? 0,
+    );
 
     const oldAdmin = new Api(old.url, ADMIN_TOKEN);
     const org = uid('org');
     expect((await oldAdmin.post('/admin/organizations', { id: org, name: org })).status).to.equal(201);
-    const minted = await oldAdmin.post<{ token: string }>('/admin/tokens', { name: 'upgrade-admin', role: 'admin', orgId: org });
+    const minted = await oldAdmin.post<{ token: string }>('/admin/tokens', {
+      name: 'upgrade-admin',
+      role: 'admin',
+      orgId: org,
+    });
     expect(minted.status, minted.text).to.equal(201);
     const token = minted.body.token;
     /** The instances' addresses, as the load balancer sees them (the old one changes when restarted). */
-    const targets: { name: 'old' | 'new'; api: Api }[] = [{ name: 'old', api: new Api(old.url, token) }];
+    const targets: Target[] = [{ name: 'old', api: new Api(old.url, token), inFlight: 0 }];
 
     const acked = { endpoints: [] as string[], sent: new Map<string, string>(), jobs: [] as string[] };
     const answers: Record<string, number> = {};
@@ -114,28 +137,46 @@ describe('rolling upgrade from the previous release, on one store', function () 
 
     async function worker(n: number): Promise<void> {
       for (let i = n; running; i++) {
-        const api = targets[i % targets.length].api;
-        const ep = await write('endpoint', () => api.post<{ id: string }>('/endpoint', { orgId: org, displayName: uid('agent') }));
-        if (!ep) continue;
-        const endpointId = (ep.body as { id: string }).id;
-        acked.endpoints.push(endpointId);
-        const msg = await write('command', () => api.post(`/command-message/endpoint/${endpointId}`, { module: 'cmd', name: 'ping' }));
-        if (msg) {
-          const { id, uuid } = msg.body as { id: string; uuid: string };
-          for (let attempt = 0; attempt < 20; attempt++) {
-            let status = 0;
-            const moved = await write('commandMove', async () => {
-              const res = await api.patch(`/command-message/${id}/status/SENT`);
-              status = res.status;
-              return res;
-            });
-            if (moved) acked.sent.set(id, uuid);
-            if (moved || status !== 503) break;
-          }
+        const target = targets[i % targets.length];
+        target.inFlight++;
+        try {
+          await round(target.api);
+        } finally {
+          target.inFlight--;
         }
-        const job = await write('job', () => api.post<{ id: string }>('/jobs', { action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId: org, basic: uid('none') } }));
-        if (job) acked.jobs.push((job.body as { id: string }).id);
       }
+    }
+
+    async function round(api: Api): Promise<void> {
+      const ep = await write('endpoint', () =>
+        api.post<{ id: string }>('/endpoint', { orgId: org, displayName: uid('agent') }),
+      );
+      if (!ep) return;
+      const endpointId = (ep.body as { id: string }).id;
+      acked.endpoints.push(endpointId);
+      const msg = await write('command', () =>
+        api.post(`/command-message/endpoint/${endpointId}`, { module: 'cmd', name: 'ping' }),
+      );
+      if (msg) {
+        const { id, uuid } = msg.body as { id: string; uuid: string };
+        for (let attempt = 0; attempt < 20; attempt++) {
+          let status = 0;
+          const moved = await write('commandMove', async () => {
+            const res = await api.patch(`/command-message/${id}/status/SENT`);
+            status = res.status;
+            return res;
+          });
+          if (moved) acked.sent.set(id, uuid);
+          if (moved || status !== 503) break;
+        }
+      }
+      const job = await write('job', () =>
+        api.post<{ id: string }>('/jobs', {
+          action: { type: 'ENABLE_MODULE', module: 'fim' },
+          criteria: { orgId: org, basic: uid('none') },
+        }),
+      );
+      if (job) acked.jobs.push((job.body as { id: string }).id);
     }
 
     const workers = [0, 1, 2].map((n) => worker(n));
@@ -145,7 +186,7 @@ describe('rolling upgrade from the previous release, on one store', function () 
       // This release joins: its instance upgrades the store while the old one serves.
       const joinedAt = Date.now();
       fresh = await startTestApp({ ECS_INDEX_PREFIX: PREFIX, ECS_SCHEMA_CHECK_SECONDS: '1', ECS_JOB_POLL_MS: '200' });
-      targets.push({ name: 'new', api: fresh.world.as(token) });
+      targets.push({ name: 'new', api: fresh.world.as(token), inFlight: 0 });
       report.newReadyMs = Date.now() - joinedAt;
       const jobsAlias = `${PREFIX}-jobs`;
       await until(
@@ -161,18 +202,30 @@ describe('rolling upgrade from the previous release, on one store', function () 
       expect(Object.values(mapping)[0].mappings._meta).to.deep.include({ version: jobsTemplate?.version });
 
       // The old instance restarts in the middle: at start it puts its older templates back.
+      // As a load balancer does: the old instance leaves the rotation, drains, stops, and
+      // rejoins once ready.
       const before = { jobs: acked.jobs.length, endpoints: acked.endpoints.length };
+      const [leaving] = targets.splice(0, 1);
+      await until('the old instance drained', async () => leaving.inFlight === 0, 60_000);
       await old.stop();
       const restartAt = Date.now();
       old = await startRelease(release, oldEnv());
-      targets[0] = { name: 'old', api: new Api(old.url, token) };
       await until('the previous release ready again', () => ready(old!.url), 600_000);
+      targets.unshift({ name: 'old', api: new Api(old.url, token), inFlight: 0 });
       report.oldRestartReadyMs = Date.now() - restartAt;
-      await until('the jobs template back at this release’s version', async () => (await templateVersion('jobs')) === jobsTemplate?.version, 60_000);
+      await until(
+        'the jobs template back at this release’s version',
+        async () => (await templateVersion('jobs')) === jobsTemplate?.version,
+        60_000,
+      );
       report.templateRestoredMs = Date.now() - restartAt;
       expect(fresh.logs.some((l) => l.includes('brought the store') && l.includes(jobsAlias))).to.equal(true);
       // Both serve after the restart.
-      await until('writes acknowledged through both after the restart', async () => acked.jobs.length >= before.jobs + 6 && acked.endpoints.length >= before.endpoints + 6, 300_000);
+      await until(
+        'writes acknowledged through both after the restart',
+        async () => acked.jobs.length >= before.jobs + 6 && acked.endpoints.length >= before.endpoints + 6,
+        300_000,
+      );
     } finally {
       running = false;
       await Promise.all(workers);
@@ -192,8 +245,10 @@ describe('rolling upgrade from the previous release, on one store', function () 
     for (const [i, [id, uuid]] of [...acked.sent.entries()].entries()) {
       const { name, api } = targets[i % 2];
       const msg = await api.get<{ status: string }>(`/command-message/${id}`);
-      if (msg.status !== 200 || msg.body.status !== 'SENT') missing.push(`command ${id} (${name}): ${msg.status} ${msg.body.status}`);
-      if ((await api.get(`/command-message/delivery/${uuid}`)).status !== 200) missing.push(`delivery ${uuid} (${name})`);
+      if (msg.status !== 200 || msg.body.status !== 'SENT')
+        missing.push(`command ${id} (${name}): ${msg.status} ${msg.body.status}`);
+      if ((await api.get(`/command-message/delivery/${uuid}`)).status !== 200)
+        missing.push(`delivery ${uuid} (${name})`);
     }
     for (const [i, id] of acked.jobs.entries()) {
       const res = await targets[i % 2].api.get(`/jobs/${id}`);
