@@ -25,6 +25,11 @@ export class OrganizationStore {
     return this.docs.get(id).then((h) => h?.doc);
   }
 
+  /** Realtime multi-get; absent ids are skipped. */
+  async getMany(ids: string[]): Promise<OrganizationDoc[]> {
+    return (await this.docs.getMany(ids)).map((h) => h.doc);
+  }
+
   /** Realtime get by id, with the version a conditional write needs. */
   getStored(id: string): Promise<Stored<OrganizationDoc> | undefined> {
     return this.docs.get(id);
