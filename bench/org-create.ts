@@ -139,7 +139,7 @@ async function round(o: OrgCreateOptions, urls: string[], pids: number[], create
 export async function orgCreateBench(o: OrgCreateOptions): Promise<OrgCreateResult> {
   const existing = await o.client.indices.get({ index: `${o.prefix}-*`, allow_no_indices: true, ignore_unavailable: true });
   for (const name of Object.keys(existing)) await o.client.indices.delete({ index: name });
-  const env = { ELASTICSEARCH_URL: o.esUrl, ECS_INDEX_PREFIX: o.prefix, ECS_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn', ECS_DEVELOPMENT: 'true' };
+  const env = { ELASTICSEARCH_URL: o.esUrl, ECS_INDEX_PREFIX: o.prefix, ECS_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' };
   const a = await startService({ runtime: o.runtime, env });
   try {
     await waitReady(a.url);
