@@ -38,6 +38,8 @@ export interface OrgCreateRound {
   feedDelayMaxMs?: number;
   /** Organizations below the distributor that each instance's tree knew at the end. */
   treeCounts?: number[];
+  /** How long after the last answer both trees held every organization (ms; absent: not within 10 s). */
+  treesCompleteMs?: number;
   firstError?: string;
 }
 
@@ -71,10 +73,13 @@ async function feedDelayMs(url: string): Promise<number> {
   return Number(/^ecs_change_feed_delay_max_seconds (\S+)$/m.exec(text)?.[1] ?? 0) * 1000;
 }
 
-/** Organizations below `root` in the instance's tree (an admin token of `root` lists its subtree from the tree). */
-async function treeCount(url: string, root: string): Promise<number> {
+async function readerToken(url: string, root: string): Promise<string> {
   const minted = await fetch(`${url}${API}/admin/tokens`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-tree', role: 'reader', orgId: root }) });
-  const { token } = (await minted.json()) as { token: string };
+  return ((await minted.json()) as { token: string }).token;
+}
+
+/** Organizations below the token's organization in the instance's tree (a reader's /org/tree lists its subtree from the tree). */
+async function treeCount(url: string, token: string): Promise<number> {
   const res = await fetch(`${url}${API}/org/tree`, { headers: { 'x-auth-token': token } });
   const body = (await res.json()) as { organizations: unknown[] };
   return body.organizations.length - 1;
@@ -118,7 +123,22 @@ async function round(o: OrgCreateOptions, urls: string[], pids: number[], create
   if (urls.length > 1) for (const u of urls) delayMax = Math.max(delayMax, await feedDelayMs(u));
   latencies.sort((a, b) => a - b);
   const ok = statuses['201'] ?? 0;
-  const treeCounts = urls.length > 1 ? await Promise.all(urls.map((u) => treeCount(u, distributor))) : undefined;
+  // Both trees must end complete; how long after the last answer they got there is reported.
+  let treeCounts: number[] | undefined;
+  let treesCompleteMs: number | undefined;
+  if (urls.length > 1) {
+    const t1 = performance.now();
+    const tokens = await Promise.all(urls.map((u) => readerToken(u, distributor)));
+    for (;;) {
+      treeCounts = await Promise.all(urls.map((u, k) => treeCount(u, tokens[k] as string)));
+      if (treeCounts.every((n) => n === ok)) {
+        treesCompleteMs = Math.round(performance.now() - t1);
+        break;
+      }
+      if (performance.now() - t1 > 10_000) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
   return {
     instances: urls.length,
     creates,
@@ -131,7 +151,7 @@ async function round(o: OrgCreateOptions, urls: string[], pids: number[], create
     max: Math.round((latencies[latencies.length - 1] ?? 0) * 10) / 10,
     serviceCpuMsPerCreate: Math.round((svcCpu * 1000 * 100) / creates) / 100,
     ...(es0 !== undefined && es1 !== undefined ? { esCpuMsPerCreate: Math.round(((es1 - es0) * 1000 * 100) / creates) / 100 } : {}),
-    ...(urls.length > 1 ? { feedDelayMaxMs: Math.round(delayMax), treeCounts } : {}),
+    ...(urls.length > 1 ? { feedDelayMaxMs: Math.round(delayMax), treeCounts, treesCompleteMs } : {}),
     ...(firstError ? { firstError } : {}),
   };
 }
@@ -172,7 +192,7 @@ async function waitReady(url: string): Promise<void> {
 }
 
 const row = (name: string, r: OrgCreateRound): string =>
-  `| ${name} | ${r.creates} | ${Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')} | ${r.createsPerSecond} | ${r.p50} / ${r.p99} | ${r.serviceCpuMsPerCreate} | ${r.esCpuMsPerCreate ?? '-'} | ${r.feedDelayMaxMs ?? '-'} | ${r.treeCounts?.join(' / ') ?? '-'} |`;
+  `| ${name} | ${r.creates} | ${Object.entries(r.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')} | ${r.createsPerSecond} | ${r.p50} / ${r.p99} | ${r.serviceCpuMsPerCreate} | ${r.esCpuMsPerCreate ?? '-'} | ${r.feedDelayMaxMs ?? '-'} | ${r.treeCounts?.join(' / ') ?? '-'}${r.treesCompleteMs !== undefined ? ` (${r.treesCompleteMs} ms after)` : ''} |`;
 
 /** The markdown table of an org-create run. */
 export function orgCreateTable(r: OrgCreateResult): string {

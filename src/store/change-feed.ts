@@ -3,10 +3,11 @@
  * created or moved) reaches the caches of every other within a second (docs/adr/0065).
  *
  * Appends never contend. Each instance is a writer with its own name and, per feed, its own
- * sequence (1, 2, 3, …); a change is one small create-only document `<writer>/<feed>/<seq>` in
- * the `changes` index (a rollover alias, aged out by RolloverRetention like the audit trail).
- * The changes of concurrent requests leave in one bulk (group commit), one bulk in flight per
- * instance, so a writer's entries reach the store in sequence order. An entry the store did not
+ * sequence (1, 2, 3, …); an entry is one small create-only document `<writer>/<feed>/<seq>` in
+ * the `changes` index (a rollover alias, aged out by RolloverRetention like the audit trail)
+ * holding the ids changed. One bulk is in flight per instance, so a writer's entries reach the
+ * store in sequence order; the changes made meanwhile wait for the next bulk and share one entry
+ * per feed (group commit: at 32 concurrent creates an entry carries several). An entry the store did not
  * take stays in the instance's outbox and is sent again (before any newer one) until it is
  * written; the request that made it is answered 503 meanwhile, its record already saved.
  *
@@ -65,6 +66,8 @@ export interface FeedQuery {
 
 /** Entries in one bulk request. */
 const MAX_BATCH = 1000;
+/** Ids in one entry at most (a larger group starts another entry). */
+const MAX_IDS = 1000;
 /** Entries one read returns at most (sorted by writer, feed, sequence; the rest on the next read). */
 export const READ_LIMIT = 5000;
 const PAGE = 1000;
@@ -74,8 +77,10 @@ const MAX_RETRY_MS = 5000;
 
 interface Outgoing {
   doc: FeedEntryDoc;
-  /** The request waiting for this entry; cleared once it has been answered (a failure). */
-  waiter?: { resolve(): void; reject(err: unknown): void };
+  /** The requests waiting for this entry; emptied once they have been answered. */
+  waiters: { resolve(): void; reject(err: unknown): void }[];
+  /** Sent at least once: its content is fixed (a re-send must be the same document). */
+  sealed: boolean;
 }
 
 export class ChangeFeedStore implements GenerationalIndex {
@@ -103,11 +108,17 @@ export class ChangeFeedStore implements GenerationalIndex {
    * again, before any newer one, until it is stored — the change is announced either way.
    */
   append(feed: FeedName, ids: string[]): Promise<void> {
-    const seq = (this.seqs.get(feed) ?? 0) + 1;
-    this.seqs.set(feed, seq);
-    const doc: FeedEntryDoc = { feed, writer: this.writer, seq, ids, at: new Date().toISOString() };
     return new Promise<void>((resolve, reject) => {
-      this.outbox.push({ doc, waiter: { resolve, reject } });
+      // The changes made while no bulk carried them yet share one entry per feed (the group commit).
+      let open = this.outbox.find((o) => !o.sealed && o.doc.feed === feed && o.doc.ids.length < MAX_IDS);
+      if (!open) {
+        const seq = (this.seqs.get(feed) ?? 0) + 1;
+        this.seqs.set(feed, seq);
+        open = { doc: { feed, writer: this.writer, seq, ids: [], at: new Date().toISOString() }, waiters: [], sealed: false };
+        this.outbox.push(open);
+      }
+      for (const id of ids) if (!open.doc.ids.includes(id)) open.doc.ids.push(id);
+      open.waiters.push({ resolve, reject });
       this.kick();
     });
   }
@@ -145,6 +156,7 @@ export class ChangeFeedStore implements GenerationalIndex {
   /** Sends the oldest queued entries in one bulk; one bulk in flight, so a writer's entries are stored in order. */
   private async send(): Promise<void> {
     const batch = this.outbox.slice(0, MAX_BATCH);
+    for (const o of batch) o.sealed = true;
     let outcomes: (unknown | undefined)[];
     try {
       const res = await this.ctx.client.bulk({
@@ -165,14 +177,12 @@ export class ChangeFeedStore implements GenerationalIndex {
     let failed = false;
     batch.forEach((o, k) => {
       const err = k < outcomes.length ? outcomes[k] : new Error('the bulk answered fewer items than it carried');
-      if (err === undefined) {
-        stored.add(o);
-        o.waiter?.resolve();
-      } else {
-        failed = true;
-        o.waiter?.reject(notAnnounced(err));
+      if (err === undefined) stored.add(o);
+      else failed = true;
+      for (const w of o.waiters.splice(0)) {
+        if (err === undefined) w.resolve();
+        else w.reject(notAnnounced(err));
       }
-      o.waiter = undefined;
     });
     this.outbox = this.outbox.filter((o) => !stored.has(o));
     this.sending = false;

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { DISCOVERY_MS, DORMANT_MS, FeedPosition, GAP_MS } from '../../src/resources/change-watcher.js';
-import type { FeedEntry } from '../../src/store/change-feed.js';
+import { ChangeFeedStore, type FeedEntry, type FeedEntryDoc } from '../../src/store/change-feed.js';
+import type { StoreContext } from '../../src/store/client.js';
+import { ServiceUnavailableError } from '../../src/errors.js';
 
 const FEEDS = ['tokens', 'organizations'];
 const T0 = 1_800_000_000_000;
@@ -87,5 +89,50 @@ describe('change feed: a reader position', () => {
     const p = new FeedPosition(['tokens'], [], T0);
     expect(p.take([entry('a', 'sessions', 1)], T0).size).to.equal(0);
     expect(p.query(T0).follow).to.deep.equal([]);
+  });
+});
+
+describe('change feed: the writer and its outbox', () => {
+  type Op = { create: { _id: string } } | FeedEntryDoc;
+  /** A store whose bulk answers with `answer(call)`: each item's status, or a thrown error. */
+  function fakeStore(answer: (call: number, ops: Op[]) => number[] | Error): { feed: ChangeFeedStore; calls: Op[][] } {
+    const calls: Op[][] = [];
+    const client = {
+      bulk: ({ operations }: { operations: Op[] }) => {
+        calls.push(operations);
+        const a = answer(calls.length, operations);
+        if (a instanceof Error) return Promise.reject(a);
+        return Promise.resolve({ errors: a.some((s) => s >= 300), items: a.map((status) => ({ create: { status, ...(status >= 300 ? { error: { type: 'cluster_block_exception', reason: 'blocked' } } : {}) } })) });
+      },
+    };
+    return { feed: new ChangeFeedStore({ client, prefix: 't', refresh: 'none' } as unknown as StoreContext, 'w1'), calls };
+  }
+  const docs = (ops: Op[]): FeedEntryDoc[] => ops.filter((o): o is FeedEntryDoc => 'seq' in o);
+
+  it('the changes of one turn share one entry per feed, numbered in sequence', async () => {
+    const { feed, calls } = fakeStore((_, ops) => docs(ops).map(() => 201));
+    await Promise.all([feed.append('organizations', ['o1']), feed.append('organizations', ['o2']), feed.append('tokens', ['t1'])]);
+    await feed.append('organizations', ['o3']);
+    expect(calls.map(docs).map((d) => d.map((x) => [x.feed, x.seq, x.ids]))).to.deep.equal([
+      [['organizations', 1, ['o1', 'o2']], ['tokens', 1, ['t1']]],
+      [['organizations', 2, ['o3']]],
+    ]);
+    expect(calls[0]?.[0]).to.deep.equal({ create: { _id: 'w1/organizations/1' } });
+  });
+
+  it('a refused entry answers 503 and is sent again, unchanged and before newer ones, until stored', async () => {
+    const { feed, calls } = fakeStore((call, ops) => (call === 1 ? new Error('connection refused') : call === 2 ? docs(ops).map(() => 403) : docs(ops).map(() => 201)));
+    const first = await feed.append('tokens', ['t1']).then(() => undefined, (e: unknown) => e);
+    expect(first).to.be.instanceOf(ServiceUnavailableError);
+    expect((first as ServiceUnavailableError).headers?.['Retry-After']).to.equal('1');
+    // The retry (after a pause) is refused by the store too; a change made meanwhile waits behind it.
+    const second = feed.append('tokens', ['t2']).then(() => 'stored', (e: unknown) => e);
+    expect(await second).to.be.instanceOf(ServiceUnavailableError);
+    expect(await feed.drain(5000)).to.equal(true);
+    expect(feed.pending).to.equal(0);
+    const sent = calls.map(docs).map((d) => d.map((x) => `${x.seq}:${x.ids.join(',')}`));
+    expect(sent[0]).to.deep.equal(['1:t1']);
+    expect(sent[sent.length - 1], 'the older entry first, the same document each time').to.deep.equal(['1:t1', '2:t2']);
+    expect(sent.flat().filter((x) => x === '1:t1').length, 't1 sent until stored').to.be.greaterThan(1);
   });
 });
