@@ -65,6 +65,27 @@ export interface Config {
   commandTtlSeconds: number;
   /** Moves into RETRY a command message may make; the next one fails it. */
   commandMaxRetries: number;
+  /** Day-two settings operators tune (docs/deploy.md, "Tuning"): maintenance, rollover, job retention, schema checks. */
+  maintenance: MaintenanceConfig;
+}
+
+/** Rollover conditions of one rollover alias (Elasticsearch's `max_age` and `max_primary_shard_size`). */
+export interface RolloverConfig {
+  maxAge: string;
+  maxPrimaryShardSize: string;
+}
+
+export interface MaintenanceConfig {
+  /** Time between retention runs (heartbeats, audit, finished jobs). */
+  retentionIntervalSeconds: number;
+  /** How long a retention lease outlives its holder's last run: a dead holder is replaced after this. */
+  retentionLeaseSeconds: number;
+  heartbeatRollover: RolloverConfig;
+  auditRollover: RolloverConfig;
+  /** Finished jobs older than this are deleted; 0 keeps them for ever. */
+  jobRetentionDays: number;
+  /** How often each instance checks the index templates and mappings against its own schema versions. */
+  schemaCheckSeconds: number;
 }
 
 /** `lane=n,lane=n` (a lane named twice: the later one counts). */
@@ -93,6 +114,20 @@ const nodeUrls = Joi.string().custom((value: string, helpers) => {
   if (bad !== undefined) return helpers.message({ custom: `"ELASTICSEARCH_URL" must be one or several comma-separated http(s) URLs; not a valid URL: "${bad}"` });
   return urls.join(',');
 });
+
+/** Elasticsearch time units for a rollover's age: `1d`, `12h`, `30m`, `90s`. */
+const rolloverAge = (name: string, dflt: string): Joi.StringSchema =>
+  Joi.string()
+    .pattern(/^[1-9][0-9]{0,5}(d|h|m|s)$/)
+    .default(dflt)
+    .messages({ 'string.pattern.base': `"${name}" must be a positive whole number of d, h, m or s (e.g. 1d, 12h)` });
+/** Elasticsearch byte sizes for a rollover's primary shard size: `10gb`, `500mb`. */
+const rolloverSize = (name: string, dflt: string): Joi.StringSchema =>
+  Joi.string()
+    .lowercase()
+    .pattern(/^[1-9][0-9]{0,6}(b|kb|mb|gb|tb)$/)
+    .default(dflt)
+    .messages({ 'string.pattern.base': `"${name}" must be a positive whole number of b, kb, mb, gb or tb (e.g. 10gb)` });
 
 const schema = Joi.object({
   HOST: Joi.string().default('0.0.0.0'),
@@ -162,6 +197,20 @@ const schema = Joi.object({
   ECS_PRESENCE_TIMEOUT: Joi.number().integer().min(1).default(600),
   ECS_COMMAND_TTL: Joi.number().integer().min(1).default(86_400),
   ECS_COMMAND_MAX_RETRIES: Joi.number().integer().min(0).default(5),
+  ECS_RETENTION_INTERVAL_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  // Unset: three intervals, so one missed run does not hand the lease over.
+  ECS_RETENTION_LEASE_SECONDS: Joi.number()
+    .integer()
+    .max(259_200)
+    .greater(Joi.ref('ECS_RETENTION_INTERVAL_SECONDS'))
+    .default((parent: { ECS_RETENTION_INTERVAL_SECONDS: number }) => 3 * parent.ECS_RETENTION_INTERVAL_SECONDS)
+    .messages({ 'number.greater': '"ECS_RETENTION_LEASE_SECONDS" must be greater than "ECS_RETENTION_INTERVAL_SECONDS": the holder renews it once per interval' }),
+  ECS_HEARTBEAT_ROLLOVER_AGE: rolloverAge('ECS_HEARTBEAT_ROLLOVER_AGE', '1d'),
+  ECS_HEARTBEAT_ROLLOVER_SIZE: rolloverSize('ECS_HEARTBEAT_ROLLOVER_SIZE', '10gb'),
+  ECS_AUDIT_ROLLOVER_AGE: rolloverAge('ECS_AUDIT_ROLLOVER_AGE', '1d'),
+  ECS_AUDIT_ROLLOVER_SIZE: rolloverSize('ECS_AUDIT_ROLLOVER_SIZE', '10gb'),
+  ECS_JOB_RETENTION_DAYS: Joi.number().integer().min(0).max(36_500).default(30),
+  ECS_SCHEMA_CHECK_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
 })
   .and('ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD')
   .without('ELASTICSEARCH_API_KEY', ['ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD'])
@@ -237,5 +286,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceTimeoutSeconds: v.ECS_PRESENCE_TIMEOUT as number,
     commandTtlSeconds: v.ECS_COMMAND_TTL as number,
     commandMaxRetries: v.ECS_COMMAND_MAX_RETRIES as number,
+    maintenance: {
+      retentionIntervalSeconds: v.ECS_RETENTION_INTERVAL_SECONDS as number,
+      retentionLeaseSeconds: v.ECS_RETENTION_LEASE_SECONDS as number,
+      heartbeatRollover: { maxAge: v.ECS_HEARTBEAT_ROLLOVER_AGE as string, maxPrimaryShardSize: v.ECS_HEARTBEAT_ROLLOVER_SIZE as string },
+      auditRollover: { maxAge: v.ECS_AUDIT_ROLLOVER_AGE as string, maxPrimaryShardSize: v.ECS_AUDIT_ROLLOVER_SIZE as string },
+      jobRetentionDays: v.ECS_JOB_RETENTION_DAYS as number,
+      schemaCheckSeconds: v.ECS_SCHEMA_CHECK_SECONDS as number,
+    },
   };
 }
