@@ -11,7 +11,7 @@ import { consoleBanner } from './http/console.js';
 boundHeapGrowth();
 
 const config = loadConfig();
-const log = createLogger(config.logLevel);
+const log = createLogger(config.logLevel, undefined, config.logFormat);
 
 let node: LocalNode | undefined;
 

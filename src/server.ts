@@ -8,6 +8,8 @@ import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext
 import { ensureIndices } from './store/indices.js';
 import { onIndicesReady } from './resources/index.js';
 import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
+import { startTracing, type Tracing } from './tracing.js';
+import { SERVICE_VERSION } from './version.js';
 
 export interface RunningServer {
   url: string;
@@ -22,6 +24,8 @@ export interface RunningServer {
   ready: Promise<void>;
   /** Stops accepting, finishes in-flight requests, closes the store client. */
   close(): Promise<void>;
+  /** OpenTelemetry traces (a no-op while off). */
+  tracing: Tracing;
 }
 
 export interface StartOptions {
@@ -57,8 +61,10 @@ async function prepareIndices(
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config, log } = opts;
   assertStartableConfig(config);
+  // Before the store client: its instrumentation takes its tracer from the provider registered here.
+  const tracing = startTracing(config.tracing, SERVICE_VERSION, log);
   const store: StoreContext = {
-    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity),
+    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity, config.tracing.enabled),
     prefix: config.indexPrefix,
     layout: config.indexLayout,
     refresh: opts.refresh ?? 'shared',
@@ -85,6 +91,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     stopped = true;
     await store.client.close();
     await handle.services.deviceMigration.close();
+    await tracing.shutdown();
     throw err;
   } finally {
     clearTimeout(headStart);
@@ -132,6 +139,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       await store.client.close();
       // The device-migration database (pool or embedded PGlite and its lock file), when it was opened.
       await handle.services.deviceMigration.close();
+      // The spans of the last requests are sent before the process goes.
+      await tracing.shutdown();
     },
+    tracing,
   };
 }
