@@ -39,6 +39,7 @@ import { overviewBench, overviewTable, overviewTargets, type OverviewResult } fr
 import { jobsBench, jobsTable, type JobsResult } from './jobs.js';
 import { consoleBench, consoleTable, consoleTargets, type ConsoleResult } from './console.js';
 import { exportBench, exportTable, exportTargets, type ExportResult } from './export.js';
+import { tracingBench, tracingTable, type TracingResult } from './tracing.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -50,7 +51,9 @@ const only = args.filter((a) => !a.startsWith('--'));
 const wantMigration = only.length === 0 || only.includes('migration');
 const wantOverload = only.length === 0 || only.includes('overload');
 const wantJobs = only.length === 0 || only.includes('jobs');
-const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload' && o !== 'jobs');
+// Traces off against on at 10 % (and against BENCH_BEFORE_DIR's build): only when asked.
+const wantTracing = only.includes('tracing');
+const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload' && o !== 'jobs' && o !== 'tracing');
 const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
@@ -207,7 +210,8 @@ async function main(): Promise<void> {
   let jobs: JobsResult | undefined;
   let consoleResult: ConsoleResult | { error: string } | undefined;
   let exported: ExportResult | undefined;
-  if (wantScenarios || wantOverload || wantJobs) {
+  let tracing: TracingResult | undefined;
+  if (wantScenarios || wantOverload || wantJobs || wantTracing) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
     const services = createServices({ config, store: ctx, log: createLogger('warn') });
     let seeded: Seeded;
@@ -378,6 +382,19 @@ async function main(): Promise<void> {
     }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
+    if (wantTracing) {
+      tracing = await tracingBench({
+        runtime,
+        serviceEnv,
+        scenarios: every.filter((sc) => sc.name === 'connect' || sc.name.startsWith('page-search')),
+        rounds: quick ? 3 : 4,
+        roundSeconds: ROUND_S,
+        warmupSeconds: WARMUP_S,
+        drive: (url, sc, seconds) => cannon(url, sc, seconds),
+        fromCannon,
+        log,
+      });
+    }
     // Last: the job writes a module record for every agent (issue 16).
     if (wantJobs) {
       await settle(client, PREFIX);
@@ -430,6 +447,7 @@ async function main(): Promise<void> {
     migration,
     overload,
     jobs,
+    tracing,
     targets,
   };
   const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
@@ -438,6 +456,7 @@ async function main(): Promise<void> {
   console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${exported ? `${exportTable(exported)}\n\n` : ''}${targetsTable(targets)}\n`);
   if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
   if (jobs) console.log(`Bulk actions as jobs (issue 16):\n\n${jobsTable(jobs)}\n`);
+  if (tracing) console.log(`Traces:\n\n${tracingTable(tracing)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,
   );

@@ -51,7 +51,8 @@ describe('trusted proxies', () => {
 
   describe('behind a trusted proxy', () => {
     let t: TestApp;
-    before(async () => {
+    before(async function () {
+      this.timeout(300_000);
       t = await startTestApp({ ...BUDGET, ECS_TRUSTED_PROXIES: '127.0.0.0/8' });
     });
     after(() => t?.close());
@@ -89,7 +90,8 @@ describe('trusted proxies', () => {
 
   describe('from anyone else', () => {
     let t: TestApp;
-    before(async () => {
+    before(async function () {
+      this.timeout(300_000);
       t = await startTestApp({ ...BUDGET, ECS_TRUSTED_PROXIES: '10.0.0.0/8' });
     });
     after(() => t?.close());
