@@ -235,7 +235,7 @@ describe('OpenTelemetry traces', () => {
     });
   });
 
-  describe('on, OTLP/HTTP JSON, sampled at a ratio', () => {
+  describe('on, OTLP/HTTP JSON, sampled at a ratio, logs in ECS', () => {
     let receiver: OtlpReceiver;
     let t: TestApp;
 
@@ -249,6 +249,7 @@ describe('OpenTelemetry traces', () => {
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
         OTEL_TRACES_SAMPLER_ARG: '0.5',
         OTEL_BSP_SCHEDULE_DELAY: '50',
+        ECS_LOG_FORMAT: 'ecs',
       });
     });
     after(async () => {
@@ -262,7 +263,8 @@ describe('OpenTelemetry traces', () => {
       const parent = crypto.randomBytes(8).toString('hex');
       const org = await t.world.org();
       expect((await t.admin.request('GET', `/org-config/${org}`, { headers: { traceparent: `00-${dropped}-${parent}-00` } })).status).to.be.below(500);
-      expect((await t.admin.request('GET', `/org-config/${org}`, { headers: { traceparent: `00-${sampled}-${parent}-01` } })).status).to.be.below(500);
+      const traced = await t.admin.request('GET', `/org-config/${org}`, { headers: { traceparent: `00-${sampled}-${parent}-01` } });
+      expect(traced.status).to.be.below(500);
       const spans = await traceOf(receiver, sampled, 2);
       expect(receiver.requests.every((r) => r.startsWith('application/json'))).to.equal(true);
       const server = spans.find((s) => s.kind === SPAN_KIND.SERVER) as ReceivedSpan;
@@ -270,6 +272,16 @@ describe('OpenTelemetry traces', () => {
       expect(server.name).to.equal(`GET ${P}/org-config/:orgId`);
       expect(server.parentSpanId).to.equal(parent);
       for (const c of spans.filter((s) => s.kind === SPAN_KIND.CLIENT)) expect(ancestors(spans, c).at(-1)?.spanId).to.equal(server.spanId);
+      // Its log lines, in the Elastic Common Schema here, name the trace and the server span.
+      const lines = t.logs
+        .map((l) => JSON.parse(l) as { requestId?: string; message?: string; trace?: { id?: string }; span?: { id?: string }; '@timestamp'?: string })
+        .filter((l) => l.requestId === traced.headers.get('x-request-id'));
+      expect(lines.length).to.be.greaterThan(0);
+      for (const l of lines) {
+        expect(l.trace?.id).to.equal(sampled);
+        expect(l['@timestamp']).to.be.a('string');
+      }
+      expect(lines.find((l) => l.message === 'request')?.span?.id).to.equal(server.spanId);
       // Not sampled by the caller: nothing of that trace is sent (its log lines still name it).
       await t.server.tracing.flush();
       expect(receiver.spans.filter((s) => s.traceId === dropped)).to.deep.equal([]);
