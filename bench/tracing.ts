@@ -53,7 +53,11 @@ interface Deps {
 }
 
 /** An OTLP/HTTP sink: reads every export and answers success, as a collector's receiver would. */
-async function startSink(): Promise<{ url: string; stats: { exports: number; bytes: number }; close(): Promise<void> }> {
+async function startSink(): Promise<{
+  url: string;
+  stats: { exports: number; bytes: number };
+  close(): Promise<void>;
+}> {
   const stats = { exports: 0, bytes: 0 };
   const server = http.createServer((req, res) => {
     req.on('data', (c: Buffer) => (stats.bytes += c.length));
@@ -81,7 +85,11 @@ export async function tracingBench(deps: Deps): Promise<TracingResult> {
   const services: { variant: string; svc: ServiceProcess }[] = [];
   try {
     const before = process.env.BENCH_BEFORE_DIR;
-    if (before) services.push({ variant: 'before', svc: await startService({ runtime: 'dist', env: deps.serviceEnv, cwd: before }) });
+    if (before)
+      services.push({
+        variant: 'before',
+        svc: await startService({ runtime: 'dist', env: deps.serviceEnv, cwd: before }),
+      });
     services.push({ variant: 'off', svc: await startService({ runtime: deps.runtime, env: deps.serviceEnv }) });
     services.push({
       variant: 'on 10 %',
@@ -96,6 +104,19 @@ export async function tracingBench(deps: Deps): Promise<TracingResult> {
         },
       }),
     });
+    // A service serves 503s until its indices are set up: the rounds start once every one is ready.
+    for (const { variant, svc } of services) {
+      const deadline = Date.now() + 300_000;
+      while (
+        (await fetch(`${svc.url}/health/ready`).then(
+          (r) => r.status,
+          () => 0,
+        )) !== 200
+      ) {
+        if (Date.now() > deadline) throw new Error(`tracing: ${variant} not ready after 300 s`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
     deps.log(`tracing: ${services.map((s) => `${s.variant} at ${s.svc.url}`).join(', ')}; sink at ${sink.url}`);
     const scenarios: TracingScenarioResult[] = [];
     for (const sc of deps.scenarios) {
@@ -110,8 +131,15 @@ export async function tracingBench(deps: Deps): Promise<TracingResult> {
           const r = deps.fromCannon(res);
           const after = sample(svc.pid);
           if (firstError) deps.log(`tracing ${sc.name} ${variant}: ${firstError}`);
-          rounds.push({ ...r, variant, round, cpuMsPerRequest: ((after.cpuSeconds - before.cpuSeconds) * 1000) / Math.max(1, r.requests) });
-          deps.log(`tracing ${sc.name} round ${round + 1} ${variant}: ${r.rps.toFixed(0)}/s p50 ${r.p50} p99 ${r.p99} ms`);
+          rounds.push({
+            ...r,
+            variant,
+            round,
+            cpuMsPerRequest: ((after.cpuSeconds - before.cpuSeconds) * 1000) / Math.max(1, r.requests),
+          });
+          deps.log(
+            `tracing ${sc.name} round ${round + 1} ${variant}: ${r.rps.toFixed(0)}/s p50 ${r.p50} p99 ${r.p99} ms`,
+          );
         }
       }
       const of = (v: string): TracingRound[] => rounds.filter((r) => r.variant === v);
@@ -130,7 +158,13 @@ export async function tracingBench(deps: Deps): Promise<TracingResult> {
           ]),
         ),
         spread: Object.fromEntries(
-          services.map(({ variant }) => [variant, { min: Math.round(Math.min(...of(variant).map((r) => r.rps))), max: Math.round(Math.max(...of(variant).map((r) => r.rps))) }]),
+          services.map(({ variant }) => [
+            variant,
+            {
+              min: Math.round(Math.min(...of(variant).map((r) => r.rps))),
+              max: Math.round(Math.max(...of(variant).map((r) => r.rps))),
+            },
+          ]),
         ),
       });
     }
@@ -143,13 +177,18 @@ export async function tracingBench(deps: Deps): Promise<TracingResult> {
 
 /** Markdown: one row per scenario and variant. */
 export function tracingTable(t: TracingResult): string {
-  const rows = ['| scenario | variant | req/s (median) | rounds' + ' min–max | p50 ms | p99 ms | service CPU ms/req | ÷ off |', '|---|---|---|---|---|---|---|---|'];
+  const rows = [
+    '| scenario | variant | req/s (median) | rounds' + ' min–max | p50 ms | p99 ms | service CPU ms/req | ÷ off |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
   for (const sc of t.scenarios) {
     const off = sc.median.off?.rps ?? 1;
     for (const v of t.variants) {
       const m = sc.median[v];
       const s = sc.spread[v];
-      rows.push(`| ${sc.name} | ${v} | ${m.rps} | ${s.min}–${s.max} | ${m.p50} | ${m.p99} | ${m.cpuMsPerRequest} | ${(m.rps / off).toFixed(2)} |`);
+      rows.push(
+        `| ${sc.name} | ${v} | ${m.rps} | ${s.min}–${s.max} | ${m.p50} | ${m.p99} | ${m.cpuMsPerRequest} | ${(m.rps / off).toFixed(2)} |`,
+      );
     }
   }
   return `${rows.join('\n')}\n\nsink: ${t.sink.exports} exports, ${(t.sink.bytes / 2 ** 20).toFixed(1)} MB (${t.sampler})`;

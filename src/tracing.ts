@@ -112,7 +112,10 @@ export function startTracing(cfg: TracingConfig, serviceVersion: string, log: Lo
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   active = true;
-  log.info({ url: cfg.url, protocol: cfg.protocol, sampler: cfg.sampler, ratio: cfg.samplerRatio }, 'opentelemetry traces on');
+  log.info(
+    { url: cfg.url, protocol: cfg.protocol, sampler: cfg.sampler, ratio: cfg.samplerRatio },
+    'opentelemetry traces on',
+  );
   return {
     flush: () => provider.forceFlush(),
     shutdown: async () => {
@@ -150,7 +153,11 @@ export function incomingContext(headers: Record<string, string | string[] | unde
 }
 
 /** Starts a request's server span under `parent`; `run` executes with it active. */
-export function startServerSpan(name: string, parent: Context, attributes: Attributes): { span: Span; context: Context } {
+export function startServerSpan(
+  name: string,
+  parent: Context,
+  attributes: Attributes,
+): { span: Span; context: Context } {
   const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   return { span, context: trace.setSpan(parent, span) };
 }
@@ -182,7 +189,9 @@ export async function inBatchSpan<T>(
   const only = carried.length === 1 ? contexts[0] : undefined;
   const parent = only ? trace.setSpanContext(ROOT_CONTEXT, only) : ROOT_CONTEXT;
   const links: Link[] = only ? [] : contexts.map((c) => ({ context: c }));
-  const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind: SpanKind.INTERNAL, attributes, links, root: !only }, parent);
+  const span = trace
+    .getTracer(TRACER_NAME)
+    .startSpan(name, { kind: SpanKind.INTERNAL, attributes, links, root: !only }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (err) {

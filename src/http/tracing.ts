@@ -29,7 +29,12 @@ export function traceRequests(): Koa.Middleware {
         span.setAttribute('http.route', String(route));
       }
       span.setAttribute('http.response.status_code', ctx.status);
-      const state = ctx.state as { clientAddress?: string; principal?: { orgId?: string }; lane?: string; operationId?: string };
+      const state = ctx.state as {
+        clientAddress?: string;
+        principal?: { orgId?: string };
+        lane?: string;
+        operationId?: string;
+      };
       if (state.clientAddress !== undefined) span.setAttribute('client.address', state.clientAddress);
       if (state.principal?.orgId !== undefined) span.setAttribute(SPAN_ATTRIBUTES.orgId, state.principal.orgId);
       if (state.lane !== undefined) span.setAttribute(SPAN_ATTRIBUTES.lane, state.lane);

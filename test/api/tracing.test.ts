@@ -13,7 +13,13 @@ import type { estypes } from '@elastic/elasticsearch';
 import { RUN_PREFIX, expectErrorBody, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { P } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
-import { SPAN_KIND, STATUS_ERROR, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
+import {
+  SPAN_KIND,
+  STATUS_ERROR,
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from '../helpers/otlp-receiver.js';
 import { aliasName } from '../../src/store/client.js';
 
 type Bulk = (req: estypes.BulkRequest, opts?: unknown) => Promise<estypes.BulkResponse>;
@@ -117,13 +123,16 @@ describe('OpenTelemetry traces', () => {
       const mget = es.find((s) => s.name === 'mget') as ReceivedSpan;
       expect(spans.find((s) => s.spanId === mget.parentSpanId)?.name).to.equal('coalesced mget endpoints');
       // Every span of the trace hangs off the one server span.
-      for (const s of spans.filter((x) => x !== server)) expect(ancestors(spans, s).at(-1)?.spanId).to.equal(server.spanId);
+      for (const s of spans.filter((x) => x !== server))
+        expect(ancestors(spans, s).at(-1)?.spanId).to.equal(server.spanId);
     });
 
     it("continues the caller's W3C traceparent", async () => {
       const traceId = crypto.randomBytes(16).toString('hex');
       const parent = crypto.randomBytes(8).toString('hex');
-      const res = await t.admin.request('GET', `/org-config/${org}`, { headers: { traceparent: `00-${traceId}-${parent}-01` } });
+      const res = await t.admin.request('GET', `/org-config/${org}`, {
+        headers: { traceparent: `00-${traceId}-${parent}-01` },
+      });
       expect(res.status).to.be.oneOf([200, 404]);
       const spans = await traceOf(receiver, traceId, 1);
       const server = spans.find((s) => s.kind === SPAN_KIND.SERVER) as ReceivedSpan;
@@ -141,7 +150,9 @@ describe('OpenTelemetry traces', () => {
       const lines = loggedTraceIds(t, body.requestId ?? '');
       expect(lines.length).to.be.greaterThan(0);
       for (const id of lines) expect(id).to.equal(body.traceId);
-      const server = (await traceOf(receiver, body.traceId ?? '', 1)).find((s) => s.kind === SPAN_KIND.SERVER) as ReceivedSpan;
+      const server = (await traceOf(receiver, body.traceId ?? '', 1)).find(
+        (s) => s.kind === SPAN_KIND.SERVER,
+      ) as ReceivedSpan;
       expect(server.attributes['http.response.status_code']).to.equal(404);
       // A 4xx is the caller's failure, not the server's: the span's status stays unset.
       expect(server.statusCode).to.not.equal(STATUS_ERROR);
@@ -171,7 +182,11 @@ describe('OpenTelemetry traces', () => {
       let answers;
       try {
         const pending = eps.map((e) => t.admin.post(`/endpoint/${e.id}/connect`));
-        const queued = await waitFor(async () => ({ arrived, held }), (v) => v.arrived === eps.length && v.held === 1, 10_000);
+        const queued = await waitFor(
+          async () => ({ arrived, held }),
+          (v) => v.arrived === eps.length && v.held === 1,
+          10_000,
+        );
         expect(queued.met, JSON.stringify(queued.value)).to.equal(true);
         await new Promise((r) => setImmediate(r));
         open();
@@ -183,16 +198,29 @@ describe('OpenTelemetry traces', () => {
       for (const a of answers) expect(a.status, a.text).to.equal(204);
 
       const traceIds = answers.map((a) => loggedTraceIds(t, a.headers.get('x-request-id') ?? '')[0]);
-      const servers = await Promise.all(traceIds.map(async (id) => (await traceOf(receiver, id, 1)).find((s) => s.kind === SPAN_KIND.SERVER) as ReceivedSpan));
+      const servers = await Promise.all(
+        traceIds.map(
+          async (id) => (await traceOf(receiver, id, 1)).find((s) => s.kind === SPAN_KIND.SERVER) as ReceivedSpan,
+        ),
+      );
       const commits = await waitFor(
-        async () => receiver.spans.filter((s) => s.name === 'group commit endpoints' && (servers.some((v) => v.traceId === s.traceId) || s.links.some((l) => traceIds.includes(l.traceId)))),
+        async () =>
+          receiver.spans.filter(
+            (s) =>
+              s.name === 'group commit endpoints' &&
+              (servers.some((v) => v.traceId === s.traceId) || s.links.some((l) => traceIds.includes(l.traceId))),
+          ),
         (found) => found.reduce((n, s) => n + Math.max(1, s.links.length), 0) >= eps.length,
         15_000,
       );
       expect(commits.met, JSON.stringify(commits.value)).to.equal(true);
       // Every connect is carried by a group commit: its child when alone, linked when shared.
       for (const server of servers) {
-        const carried = commits.value.some((c) => c.parentSpanId === server.spanId || c.links.some((l) => l.spanId === server.spanId && l.traceId === server.traceId));
+        const carried = commits.value.some(
+          (c) =>
+            c.parentSpanId === server.spanId ||
+            c.links.some((l) => l.spanId === server.spanId && l.traceId === server.traceId),
+        );
         expect(carried, `connect ${server.traceId} carried by a group commit`).to.equal(true);
       }
       const shared = commits.value.find((c) => c.links.length > 1);
@@ -201,7 +229,8 @@ describe('OpenTelemetry traces', () => {
       expect(commit.parentSpanId, 'a shared commit starts a trace of its own').to.equal('');
       expect(commit.attributes['endpoint_control.batch.size']).to.equal(commit.links.length);
       const bulk = await waitFor(
-        async () => receiver.spans.find((s) => s.traceId === commit.traceId && s.kind === SPAN_KIND.CLIENT && s.name === 'bulk'),
+        async () =>
+          receiver.spans.find((s) => s.traceId === commit.traceId && s.kind === SPAN_KIND.CLIENT && s.name === 'bulk'),
         (s) => s !== undefined,
         15_000,
       );
@@ -210,13 +239,26 @@ describe('OpenTelemetry traces', () => {
 
     it("traces each of a job's batches, with the store calls it made below it", async () => {
       const tag = uid('traced');
-      await Promise.all(Array.from({ length: 3 }, (_, i) => t.world.endpoint(org, { displayName: `${tag} agent-${i}` })));
-      const created = await t.admin.post<{ id: string }>('/jobs', { action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId: org, basic: tag } });
+      await Promise.all(
+        Array.from({ length: 3 }, (_, i) => t.world.endpoint(org, { displayName: `${tag} agent-${i}` })),
+      );
+      const created = await t.admin.post<{ id: string }>('/jobs', {
+        action: { type: 'ENABLE_MODULE', module: 'fim' },
+        criteria: { orgId: org, basic: tag },
+      });
       expect(created.status, created.text).to.equal(202);
-      const done = await waitFor(() => t.admin.get<{ finishedAt?: string; done: number }>(`/jobs/${created.body.id}`), (r) => r.body.finishedAt !== undefined, 60_000, 50);
+      const done = await waitFor(
+        () => t.admin.get<{ finishedAt?: string; done: number }>(`/jobs/${created.body.id}`),
+        (r) => r.body.finishedAt !== undefined,
+        60_000,
+        50,
+      );
       expect(done.value.body.done).to.equal(3);
       const batches = await waitFor(
-        async () => receiver.spans.filter((s) => s.name === 'job batch' && s.attributes['endpoint_control.job.id'] === created.body.id),
+        async () =>
+          receiver.spans.filter(
+            (s) => s.name === 'job batch' && s.attributes['endpoint_control.job.id'] === created.body.id,
+          ),
         (found) => found.length >= 2,
         15_000,
       );
@@ -224,10 +266,16 @@ describe('OpenTelemetry traces', () => {
       expect(batches.value.map((b) => b.attributes['endpoint_control.batch.size']).sort()).to.deep.equal([1, 2]);
       for (const b of batches.value) {
         expect(b.parentSpanId).to.equal('');
-        expect(b.attributes).to.deep.include({ 'endpoint_control.job.action': 'ENABLE_MODULE', 'endpoint_control.batch.outcome': 'complete' });
+        expect(b.attributes).to.deep.include({
+          'endpoint_control.job.action': 'ENABLE_MODULE',
+          'endpoint_control.batch.outcome': 'complete',
+        });
       }
       const below = await waitFor(
-        async () => receiver.spans.filter((s) => s.kind === SPAN_KIND.CLIENT && batches.value.some((b) => b.traceId === s.traceId)),
+        async () =>
+          receiver.spans.filter(
+            (s) => s.kind === SPAN_KIND.CLIENT && batches.value.some((b) => b.traceId === s.traceId),
+          ),
         (found) => found.length >= 2,
         15_000,
       );
@@ -262,8 +310,13 @@ describe('OpenTelemetry traces', () => {
       const dropped = crypto.randomBytes(16).toString('hex');
       const parent = crypto.randomBytes(8).toString('hex');
       const org = await t.world.org();
-      expect((await t.admin.request('GET', `/org-config/${org}`, { headers: { traceparent: `00-${dropped}-${parent}-00` } })).status).to.be.below(500);
-      const traced = await t.admin.request('GET', `/org-config/${org}`, { headers: { traceparent: `00-${sampled}-${parent}-01` } });
+      expect(
+        (await t.admin.request('GET', `/org-config/${org}`, { headers: { traceparent: `00-${dropped}-${parent}-00` } }))
+          .status,
+      ).to.be.below(500);
+      const traced = await t.admin.request('GET', `/org-config/${org}`, {
+        headers: { traceparent: `00-${sampled}-${parent}-01` },
+      });
       expect(traced.status).to.be.below(500);
       const spans = await traceOf(receiver, sampled, 2);
       expect(receiver.requests.every((r) => r.startsWith('application/json'))).to.equal(true);
@@ -271,10 +324,20 @@ describe('OpenTelemetry traces', () => {
       expect(server.encoding).to.equal('json');
       expect(server.name).to.equal(`GET ${P}/org-config/:orgId`);
       expect(server.parentSpanId).to.equal(parent);
-      for (const c of spans.filter((s) => s.kind === SPAN_KIND.CLIENT)) expect(ancestors(spans, c).at(-1)?.spanId).to.equal(server.spanId);
+      for (const c of spans.filter((s) => s.kind === SPAN_KIND.CLIENT))
+        expect(ancestors(spans, c).at(-1)?.spanId).to.equal(server.spanId);
       // Its log lines, in the Elastic Common Schema here, name the trace and the server span.
       const lines = t.logs
-        .map((l) => JSON.parse(l) as { requestId?: string; message?: string; trace?: { id?: string }; span?: { id?: string }; '@timestamp'?: string })
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              requestId?: string;
+              message?: string;
+              trace?: { id?: string };
+              span?: { id?: string };
+              '@timestamp'?: string;
+            },
+        )
         .filter((l) => l.requestId === traced.headers.get('x-request-id'));
       expect(lines.length).to.be.greaterThan(0);
       for (const l of lines) {
@@ -293,7 +356,11 @@ describe('OpenTelemetry traces', () => {
     it('exports nothing, and neither log lines nor error bodies carry a trace id', async function () {
       this.timeout(300_000);
       const receiver = await startOtlpReceiver();
-      const t = await startTestApp({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true', OTEL_BSP_SCHEDULE_DELAY: '50' });
+      const t = await startTestApp({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SDK_DISABLED: 'true',
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      });
       try {
         const org = await t.world.org();
         const ep = await t.world.endpoint(org);
@@ -305,7 +372,10 @@ describe('OpenTelemetry traces', () => {
         expect(body).to.not.have.property('traceId');
         const lines = loggedTraceIds(t, body.requestId ?? '');
         expect(lines.length).to.be.greaterThan(0);
-        expect(lines.every((l) => l === 'none'), JSON.stringify(lines)).to.equal(true);
+        expect(
+          lines.every((l) => l === 'none'),
+          JSON.stringify(lines),
+        ).to.equal(true);
       } finally {
         await t.close();
       }

@@ -106,7 +106,10 @@ interface SpanJson {
   status?: { code?: number };
 }
 interface RequestJson {
-  resourceSpans?: { resource?: { attributes?: KeyValueJson[] }; scopeSpans?: { scope?: { name?: string }; spans?: SpanJson[] }[] }[];
+  resourceSpans?: {
+    resource?: { attributes?: KeyValueJson[] };
+    scopeSpans?: { scope?: { name?: string }; spans?: SpanJson[] }[];
+  }[];
 }
 
 function scalar(v: AnyValueJson | undefined): Scalar {
@@ -148,11 +151,13 @@ function flatten(req: RequestJson, encoding: ReceivedSpan['encoding']): Received
 }
 
 function decode(body: Buffer, contentType: string): ReceivedSpan[] {
-  if (contentType.startsWith('application/json')) return flatten(JSON.parse(body.toString('utf8')) as RequestJson, 'json');
+  if (contentType.startsWith('application/json'))
+    return flatten(JSON.parse(body.toString('utf8')) as RequestJson, 'json');
   if (!contentType.startsWith('application/x-protobuf')) throw new Error(`unexpected content type ${contentType}`);
   // Bytes as hex, as OTLP/JSON writes trace and span ids; 64-bit integers as strings.
   const obj = REQUEST.toObject(REQUEST.decode(body), { longs: String, enums: Number, bytes: String, defaults: false });
-  const hex = (b64: unknown): string => (typeof b64 === 'string' && b64 !== '' ? Buffer.from(b64, 'base64').toString('hex') : '');
+  const hex = (b64: unknown): string =>
+    typeof b64 === 'string' && b64 !== '' ? Buffer.from(b64, 'base64').toString('hex') : '';
   const req = obj as RequestJson;
   for (const rs of req.resourceSpans ?? []) {
     for (const ss of rs.scopeSpans ?? []) {
@@ -197,7 +202,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         requests.push(type);
         spans.push(...decode(body, type));
         // An empty ExportTraceServiceResponse: full success.
-        res.writeHead(200, { 'content-type': type.startsWith('application/json') ? 'application/json' : 'application/x-protobuf' });
+        res.writeHead(200, {
+          'content-type': type.startsWith('application/json') ? 'application/json' : 'application/x-protobuf',
+        });
         res.end(type.startsWith('application/json') ? '{}' : '');
       } catch (err) {
         errors.push((err as Error).message);

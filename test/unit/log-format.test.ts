@@ -7,7 +7,11 @@ import { expect } from 'chai';
 import { createLogger } from '../../src/log.js';
 import { loadConfig, type LogFormat } from '../../src/config.js';
 
-function capture(format: LogFormat): { lines: Record<string, unknown>[]; text: () => string; log: ReturnType<typeof createLogger> } {
+function capture(format: LogFormat): {
+  lines: Record<string, unknown>[];
+  text: () => string;
+  log: ReturnType<typeof createLogger>;
+} {
   const raw: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -29,8 +33,17 @@ const SECRETS = ['ecs_tok3n-value', 'sid=s3ssion', 'Bearer b3arer', 'Basic YmFza
 
 function logSecrets(log: ReturnType<typeof createLogger>): void {
   const child = log.child({ requestId: 'r-1' });
-  child.info({ token: SECRETS[0], headers: { 'x-auth-token': SECRETS[0], cookie: SECRETS[1], authorization: SECRETS[2] } }, 'inbound');
-  child.warn({ req: { headers: { cookie: SECRETS[1], 'proxy-authorization': SECRETS[3] } }, res: { headers: { 'set-cookie': SECRETS[4] } } }, 'exchange');
+  child.info(
+    { token: SECRETS[0], headers: { 'x-auth-token': SECRETS[0], cookie: SECRETS[1], authorization: SECRETS[2] } },
+    'inbound',
+  );
+  child.warn(
+    {
+      req: { headers: { cookie: SECRETS[1], 'proxy-authorization': SECRETS[3] } },
+      res: { headers: { 'set-cookie': SECRETS[4] } },
+    },
+    'exchange',
+  );
   child.info({ created: { token: SECRETS[0], secret: SECRETS[5] }, cookie: SECRETS[1] }, 'minted');
 }
 
@@ -56,7 +69,13 @@ describe('log format', () => {
     const c = capture('json');
     c.log.child({ requestId: 'r-2' }).info({ status: 200 }, 'request');
     const [line] = c.lines;
-    expect(line).to.include({ level: 30, msg: 'request', service: 'endpoint-control-service', requestId: 'r-2', status: 200 });
+    expect(line).to.include({
+      level: 30,
+      msg: 'request',
+      service: 'endpoint-control-service',
+      requestId: 'r-2',
+      status: 200,
+    });
     expect(Number.isNaN(Date.parse(line.time as string))).to.equal(false);
   });
 
@@ -67,7 +86,9 @@ describe('log format', () => {
     expect(line).to.include({ message: 'request', 'log.level': 'error', requestId: 'r-3' });
     expect(line['ecs.version']).to.be.a('string');
     expect(Number.isNaN(Date.parse(line['@timestamp'] as string))).to.equal(false);
-    expect(line['service.name'] ?? (line.service as { name?: string } | undefined)?.name).to.equal('endpoint-control-service');
+    expect(line['service.name'] ?? (line.service as { name?: string } | undefined)?.name).to.equal(
+      'endpoint-control-service',
+    );
     const error = (line.error ?? {}) as { message?: string; type?: string; stack_trace?: string };
     expect(error.message).to.equal('boom');
     expect(error.type).to.equal('Error');
