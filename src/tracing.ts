@@ -113,7 +113,7 @@ export function startTracing(cfg: TracingConfig, serviceVersion: string, log: Lo
   trace.setGlobalTracerProvider(provider);
   active = true;
   log.info(
-    { url: cfg.url, protocol: cfg.protocol, sampler: cfg.sampler, ratio: cfg.samplerRatio },
+    { exportTo: cfg.url, protocol: cfg.protocol, sampler: cfg.sampler, ratio: cfg.samplerRatio },
     'opentelemetry traces on',
   );
   return {
