@@ -106,7 +106,7 @@ interface Runtime {
 
 async function startRuntime(io: CliIo): Promise<Runtime> {
   const config = loadConfig(io.env);
-  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) });
+  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) }, config.logFormat);
   let node: LocalNode | undefined;
   let url = config.elasticsearchUrl;
   if (!url) {
