@@ -222,5 +222,6 @@ function buildEvent(
     status,
     actor,
     target,
+    ...(ctx.state.auditDetails ? { details: ctx.state.auditDetails as Record<string, unknown> } : {}),
   };
 }

@@ -147,13 +147,15 @@ const errorBodySchema: JsonSchema = {
 const ERROR_REF = { $ref: '#/components/schemas/ErrorBody' };
 
 /**
- * Answers any operation can give besides the ones the spec lists for it: a token that is
+ * Answers any operation can give besides the ones the spec lists for it: an unknown query
+ * parameter or malformed input is refused (400, docs/adr/0060-unknown-fields-refused.md), a token that is
  * present is always verified (401), the store can be down or a request time out (503 with
  * Retry-After), a body can exceed the limit (413), a token can exceed its rate (429), and an
  * operation's admission lane can be full (src/http/admission.ts: 429 for the caller's excess,
  * 503 for the service's).
  */
 const INFRASTRUCTURE_ERRORS: Record<number, string> = {
+  400: 'A parameter or body field is malformed or invalid, or unknown: an unknown body field or query parameter is refused, the message naming it (`body.criteria.orgID is not allowed`)',
   401: 'Token missing, invalid, revoked or expired',
   413: 'Request body exceeds the size limit',
   429: "Too many requests: the token's rate limit (ECS_RATE_LIMIT_PER_MINUTE), its share of the operation's admission lane, or the address's failed authentications; see Retry-After",
@@ -161,8 +163,8 @@ const INFRASTRUCTURE_ERRORS: Record<number, string> = {
 };
 
 function infrastructureErrors(spec: RouteSpec): number[] {
-  // An Idempotency-Key can be malformed (400) or reused for another request (409).
-  return [401, 429, 503, ...(spec.body ? [413] : []), ...(spec.idempotent ? [400, 409] : [])];
+  // Any operation refuses an unknown query parameter (400); an Idempotency-Key can be reused for another request (409).
+  return [400, 401, 429, 503, ...(spec.body ? [413] : []), ...(spec.idempotent ? [409] : [])];
 }
 
 /** The Idempotency-Key header of `idempotent` operations (an extension of the spec). */
