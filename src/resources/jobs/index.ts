@@ -38,5 +38,5 @@ export function createJobs(
     },
     log,
   );
-  return { service: new JobService(jobStore, () => runner.wake()), runner };
+  return { service: new JobService(jobStore, deps.endpoints.agentScan, config.jobs.confirmTypedCount, () => runner.wake()), runner };
 }
