@@ -71,9 +71,35 @@ function prepareDescription(desc: JoiDescription): JoiDescription {
         metas: [...(recordType.metas ?? []), { readOnly: true }],
       };
     }
-    return out;
+    return out.type === 'string' ? withAllowedText(out) : out;
   };
   return walk(desc) as JoiDescription;
+}
+
+/**
+ * A string whose rules refuse a text joi still takes (`.allow('')`, `.empty('')`: an empty
+ * version pin clears it, an agent's '' means absent): joi-to-json drops those values, so the
+ * document would refuse what the service accepts. They become an alternative of their own.
+ */
+function withAllowedText(out: JoiDescription): JoiDescription {
+  const empty = out.flags?.empty as JoiDescription | undefined;
+  const texts = [...((out.allow ?? []) as unknown[]), ...((empty?.allow ?? []) as unknown[])].filter((v): v is string => typeof v === 'string');
+  // Rules that never refuse a text by its length or form (max: the allowed texts are short).
+  const refusing = ((out.rules ?? []) as { name?: string }[]).filter((r) => !['max', 'trim', 'case', 'normalize', 'replace', 'truncate'].includes(r.name ?? ''));
+  if (texts.length === 0 || refusing.length === 0 || out.flags?.only) return out;
+  const { description, default: dflt, presence } = (out.flags ?? {}) as Record<string, unknown>;
+  const flags = Object.fromEntries(Object.entries(out.flags ?? {}).filter(([k]) => !['description', 'default', 'presence', 'empty'].includes(k)));
+  const strict: JoiDescription = { ...out, flags };
+  delete strict.allow;
+  return {
+    type: 'alternatives',
+    flags: {
+      ...(description !== undefined ? { description } : {}),
+      ...(dflt !== undefined ? { default: dflt } : {}),
+      ...(presence !== undefined ? { presence } : {}),
+    },
+    matches: [{ schema: strict }, { schema: { type: 'string', flags: { only: true }, allow: [...new Set(texts)] } }],
+  };
 }
 
 /** The type list joi-to-json gives `Joi.any()`: "array" without items, which no generator can type. */
@@ -98,6 +124,9 @@ function correctSchema(schema: JsonSchema): JsonSchema {
         VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
       ]),
     );
+    // A choice of texts (an allowed-text alternative, withAllowedText) is typed, as generators need.
+    const choices = 'const' in out ? [out.const] : Array.isArray(out.enum) ? out.enum : undefined;
+    if (out.type === undefined && choices?.length && choices.every((c) => typeof c === 'string')) out.type = 'string';
     const type = out.type;
     if (Array.isArray(type) && type.length === JOI_ANY_TYPES.length && JOI_ANY_TYPES.every((t) => type.includes(t))) {
       delete out.type;

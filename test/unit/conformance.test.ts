@@ -31,7 +31,11 @@ describe('response conformance checker', () => {
         roles: [],
         params: Joi.object({ id: Joi.string().required() }),
         query: Joi.object({ page: Joi.number().integer().min(0) }),
-        body: Joi.object({ criteria: Joi.object({ orgId: Joi.string() }), open: Joi.object().unknown(true) }).required(),
+        body: Joi.object({
+          criteria: Joi.object({ orgId: Joi.string() }),
+          open: Joi.object().unknown(true),
+          pin: Joi.string().pattern(/^v\d+$/).allow('').description('an empty pin clears it'),
+        }).required(),
         responses: { 200: { description: 'OK' } },
         errors: [400],
         handler: async () => ok({}),
@@ -65,6 +69,10 @@ describe('response conformance checker', () => {
     expect(req('pgae=2', {}).join()).to.contain('query').and.contain('(pgae)');
     expect(req('page=-1', {}).join()).to.contain('query');
     expect(req('', undefined).join()).to.contain('body required');
+    // A text joi allows besides its pattern ('' clears a pin) is in the document too.
+    expect(req('', { pin: '' })).to.deep.equal([]);
+    expect(req('', { pin: 'v2' })).to.deep.equal([]);
+    expect(req('', { pin: 'x' })).to.have.length(1);
     expect(c.checkRequest({ method: 'GET', path: `${P}/probe/a`, query: new URLSearchParams(''), body: { x: 1 } }).join()).to.contain('no body declared');
   });
   it('flags an undeclared status and a malformed error body', () => {
