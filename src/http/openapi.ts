@@ -71,9 +71,19 @@ function prepareDescription(desc: JoiDescription): JoiDescription {
         metas: [...(recordType.metas ?? []), { readOnly: true }],
       };
     }
-    return out.type === 'string' ? withAllowedText(out) : out;
+    return out.type === 'string' ? withAllowedText(withoutCidrFormats(out)) : out;
   };
   return walk(desc) as JoiDescription;
+}
+
+/**
+ * An IP rule that admits CIDR blocks: JSON Schema's ipv4/ipv6 formats refuse `10.0.0.0/8`, so
+ * the document would refuse a block the service takes; such a field is text of its length.
+ */
+function withoutCidrFormats(out: JoiDescription): JoiDescription {
+  const rules = (out.rules ?? []) as { name?: string; args?: { options?: { cidr?: string } } }[];
+  if (!rules.some((r) => r.name === 'ip' && r.args?.options?.cidr !== undefined && r.args.options.cidr !== 'forbidden')) return out;
+  return { ...out, rules: rules.filter((r) => r.name !== 'ip') };
 }
 
 /**
