@@ -71,9 +71,36 @@ function prepareDescription(desc: JoiDescription): JoiDescription {
         metas: [...(recordType.metas ?? []), { readOnly: true }],
       };
     }
+    if (out.type === 'date') return withDateOnly(out);
     return out.type === 'string' ? withAllowedText(withoutCidrFormats(out)) : out;
   };
   return walk(desc) as JoiDescription;
+}
+
+/**
+ * joi's ISO dates take a date alone (`2025-06-01`) as well as a date-time; the converted
+ * `format: date-time` would refuse it, so the document lists both forms.
+ */
+function withDateOnly(out: JoiDescription): JoiDescription {
+  if (out.flags?.format !== 'iso') return out;
+  const { description, default: dflt, presence } = (out.flags ?? {}) as Record<string, unknown>;
+  const flags = Object.fromEntries(Object.entries(out.flags ?? {}).filter(([k]) => !['description', 'default', 'presence', 'empty'].includes(k)));
+  // Texts that mean "absent" (`.empty('')`) are a form of their own too.
+  const empty = ((out.flags?.empty as JoiDescription | undefined)?.allow ?? []) as unknown[];
+  const texts = empty.filter((v): v is string => typeof v === 'string');
+  return {
+    type: 'alternatives',
+    flags: {
+      ...(description !== undefined ? { description } : {}),
+      ...(dflt !== undefined ? { default: dflt } : {}),
+      ...(presence !== undefined ? { presence } : {}),
+    },
+    matches: [
+      { schema: { ...out, flags } },
+      { schema: { type: 'string', rules: [{ name: 'pattern', args: { regex: '/^\\d{4}-\\d{2}-\\d{2}$/' } }] } },
+      ...(texts.length > 0 ? [{ schema: { type: 'string', flags: { only: true }, allow: texts } }] : []),
+    ],
+  };
 }
 
 /**
