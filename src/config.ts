@@ -32,7 +32,14 @@ export interface Config {
   /** Heartbeats older than this age out; 0 keeps them for ever. */
   heartbeatRetentionDays: number;
   /** Bulk-action jobs: endpoints acted on per second per instance, per batch, the job lease and the runner's poll. */
-  jobs: { ratePerSecond: number; batchSize: number; leaseSeconds: number; pollMs: number };
+  jobs: {
+    ratePerSecond: number;
+    batchSize: number;
+    leaseSeconds: number;
+    pollMs: number;
+    /** A SOFT_DELETE job matching more agents than this asks the person confirming it to type the count. */
+    confirmTypedCount: number;
+  };
   /** Audit events older than this age out; 0 keeps them for ever. */
   auditRetentionDays: number;
   logLevel: string;
@@ -262,6 +269,7 @@ const schema = Joi.object({
   ECS_JOB_BATCH_SIZE: Joi.number().integer().min(1).max(1000).default(100),
   ECS_JOB_LEASE_SECONDS: Joi.number().integer().min(1).max(3600).default(30),
   ECS_JOB_POLL_MS: Joi.number().integer().min(20).max(60_000).default(2000),
+  ECS_JOB_CONFIRM_TYPED_COUNT: Joi.number().integer().min(0).max(10_000_000).default(100),
   ECS_AUDIT_RETENTION_DAYS: Joi.number().integer().min(0).default(365),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATABASE_URL: Joi.string(),
@@ -373,6 +381,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchSize: v.ECS_JOB_BATCH_SIZE as number,
       leaseSeconds: v.ECS_JOB_LEASE_SECONDS as number,
       pollMs: v.ECS_JOB_POLL_MS as number,
+      confirmTypedCount: v.ECS_JOB_CONFIRM_TYPED_COUNT as number,
     },
     auditRetentionDays: v.ECS_AUDIT_RETENTION_DAYS as number,
     logLevel: v.LOG_LEVEL as string,
