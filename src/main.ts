@@ -21,7 +21,7 @@ function configOrExit(): ReturnType<typeof loadConfig> {
 }
 
 const config = configOrExit();
-const log = createLogger(config.logLevel);
+const log = createLogger(config.logLevel, undefined, config.logFormat);
 
 let node: LocalNode | undefined;
 

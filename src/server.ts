@@ -11,6 +11,8 @@ import { ensureIndices } from './store/indices.js';
 import { SchemaKeeper } from './store/schema.js';
 import { onIndicesReady } from './resources/index.js';
 import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
+import { startTracing, type Tracing } from './tracing.js';
+import { SERVICE_VERSION } from './version.js';
 
 export interface RunningServer {
   url: string;
@@ -27,6 +29,8 @@ export interface RunningServer {
   ready: Promise<void>;
   /** Stops accepting, finishes in-flight requests, closes the store client. */
   close(): Promise<void>;
+  /** OpenTelemetry traces (a no-op while off). */
+  tracing: Tracing;
 }
 
 export interface StartOptions {
@@ -63,8 +67,10 @@ async function prepareIndices(
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config, log } = opts;
   assertStartableConfig(config);
+  // Before the store client: its instrumentation takes its tracer from the provider registered here.
+  const tracing = startTracing(config.tracing, SERVICE_VERSION, log);
   const store: StoreContext = {
-    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity),
+    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity, config.tracing.enabled),
     prefix: config.indexPrefix,
     layout: config.indexLayout,
     refresh: opts.refresh ?? 'shared',
@@ -75,13 +81,14 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
 
   // Background work of every instance, once the indices exist: the change-feed
   // poller (caches keep their time limits until then) and heartbeat retention.
-  const { changeWatcher, heartbeatRetention, jobs, auditRetention } = handle.services;
+  const { changeWatcher, changeRetention, heartbeatRetention, jobs, auditRetention } = handle.services;
   const schema = new SchemaKeeper(store, log, config.maintenance.schemaCheckSeconds * 1000, `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`);
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped, schema);
   void ready.then(() => {
     if (stopped) return;
     schema.start();
     changeWatcher.start();
+    changeRetention.start();
     heartbeatRetention.start();
     jobs.runner.start();
     jobs.retention.start();
@@ -95,6 +102,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     stopped = true;
     await store.client.close();
     await handle.services.deviceMigration.close();
+    await tracing.shutdown();
     throw err;
   } finally {
     clearTimeout(headStart);
@@ -129,6 +137,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       stopped = true;
       schema.stop();
       changeWatcher.stop();
+      await changeRetention.stop();
       await heartbeatRetention.stop();
       await jobs.runner.stop();
       await auditRetention.stop();
@@ -141,9 +150,15 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       clearInterval(sweeper);
       // Audit events handed over without waiting (refusals) reach the store before it closes.
       await handle.services.audit.drain();
+      // Changes saved but not yet announced get a last chance (the outbox is in memory only).
+      await handle.services.changeFeed.drain(5000);
+      handle.services.changeFeed.stop();
       await store.client.close();
       // The device-migration database (pool or embedded PGlite and its lock file), when it was opened.
       await handle.services.deviceMigration.close();
+      // The spans of the last requests are sent before the process goes.
+      await tracing.shutdown();
     },
+    tracing,
   };
 }

@@ -52,5 +52,5 @@ export function createJobs(
     log,
     JOB_RETENTION_LEASE,
   );
-  return { service: new JobService(jobStore, () => runner.wake()), runner, retention };
+  return { service: new JobService(jobStore, deps.endpoints.agentScan, config.jobs.confirmTypedCount, () => runner.wake()), runner, retention };
 }

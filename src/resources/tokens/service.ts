@@ -90,15 +90,16 @@ export class TokenService {
   }
 
   /**
-   * Revokes a token: refused here at once, by the other instances once they see the change
-   * feed move. A failed bump answers 503; the revocation is idempotent, so a retry bumps again.
+   * Revokes a token: refused here at once, by the other instances once they read it on the
+   * change feed. When the feed write fails the revocation is saved and still announced (the
+   * feed's outbox re-sends it) and the answer is 503; a retry revokes (idempotently) again.
    * The token keeps who revoked it and when (the first revocation's).
    */
   async revoke(tokenId: string, access?: Access): Promise<void> {
     const how = { revokedAt: new Date().toISOString(), ...(access ? { revokedBy: access.userKey } : {}) };
     if (!(await this.store.revoke(tokenId, how))) throw new NotFoundError(`token ${tokenId} not found`);
     this.authenticator.forget(tokenId);
-    await this.feed.bump('tokens', [tokenId]);
+    await this.feed.append('tokens', [tokenId]);
     await this.onRevoked?.(tokenId);
   }
 
@@ -110,6 +111,6 @@ export class TokenService {
     });
     if (ids.length === 0) return;
     this.authenticator.forget(...ids);
-    await this.feed.bump('tokens', ids);
+    await this.feed.append('tokens', ids);
   }
 }
