@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import Koa from 'koa';
 import Router from '@koa/router';
+import { Gauge } from 'prom-client';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -76,6 +77,24 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     ctx.status = ready ? 200 : 503;
     if (!ready) ctx.set('Retry-After', '5');
     ctx.body = { status: ready ? 'UP' : 'DOWN', elasticsearch: esUp ? 'UP' : 'DOWN', indices: indicesReady ? 'READY' : 'PENDING' };
+  });
+  const watcher = services.changeWatcher;
+  const feed = services.changeFeed;
+  new Gauge({
+    name: 'ecs_change_feed_delay_max_seconds',
+    help: "Largest delay between a change's writing on another instance and its application here, since the last scrape",
+    registers: [metrics.registry],
+    collect() {
+      this.set(watcher.takeMaxDelay() / 1000);
+    },
+  });
+  new Gauge({
+    name: 'ecs_change_feed_unsent',
+    help: 'Changes saved by this instance but not yet written to the change feed (re-sent until they are)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(feed.pending);
+    },
   });
   ops.get('/metrics', async (ctx) => {
     ctx.type = metrics.registry.contentType;

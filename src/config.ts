@@ -32,7 +32,14 @@ export interface Config {
   /** Heartbeats older than this age out; 0 keeps them for ever. */
   heartbeatRetentionDays: number;
   /** Bulk-action jobs: endpoints acted on per second per instance, per batch, the job lease and the runner's poll. */
-  jobs: { ratePerSecond: number; batchSize: number; leaseSeconds: number; pollMs: number };
+  jobs: {
+    ratePerSecond: number;
+    batchSize: number;
+    leaseSeconds: number;
+    pollMs: number;
+    /** A SOFT_DELETE job matching more agents than this asks the person confirming it to type the count. */
+    confirmTypedCount: number;
+  };
   /** Audit events older than this age out; 0 keeps them for ever. */
   auditRetentionDays: number;
   logLevel: string;
@@ -66,12 +73,33 @@ export interface Config {
   commandTtlSeconds: number;
   /** Moves into RETRY a command message may make; the next one fails it. */
   commandMaxRetries: number;
+  /** Day-two settings operators tune (docs/deploy.md, "Tuning"): maintenance, rollover, job retention, schema checks. */
+  maintenance: MaintenanceConfig;
   /** Log lines as pino's JSON or in the Elastic Common Schema (ECS_LOG_FORMAT). */
   logFormat: LogFormat;
   /** Addresses and CIDR ranges of the reverse proxies whose X-Forwarded-For is believed (ECS_TRUSTED_PROXIES). */
   trustedProxies: string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables (docs/adr/0090-opentelemetry-traces.md). */
   tracing: TracingConfig;
+}
+
+/** Rollover conditions of one rollover alias (Elasticsearch's `max_age` and `max_primary_shard_size`). */
+export interface RolloverConfig {
+  maxAge: string;
+  maxPrimaryShardSize: string;
+}
+
+export interface MaintenanceConfig {
+  /** Time between retention runs (heartbeats, audit, finished jobs). */
+  retentionIntervalSeconds: number;
+  /** How long a retention lease outlives its holder's last run: a dead holder is replaced after this. */
+  retentionLeaseSeconds: number;
+  heartbeatRollover: RolloverConfig;
+  auditRollover: RolloverConfig;
+  /** Finished jobs older than this are deleted; 0 keeps them for ever. */
+  jobRetentionDays: number;
+  /** How often each instance checks the index templates and mappings against its own schema versions. */
+  schemaCheckSeconds: number;
 }
 
 export type LogFormat = 'json' | 'ecs';
@@ -182,6 +210,20 @@ const nodeUrls = Joi.string().custom((value: string, helpers) => {
   return urls.join(',');
 });
 
+/** Elasticsearch time units for a rollover's age: `1d`, `12h`, `30m`, `90s`. */
+const rolloverAge = (name: string, dflt: string): Joi.StringSchema =>
+  Joi.string()
+    .pattern(/^[1-9][0-9]{0,5}(d|h|m|s)$/)
+    .default(dflt)
+    .messages({ 'string.pattern.base': `"${name}" must be a positive whole number of d, h, m or s (e.g. 1d, 12h)` });
+/** Elasticsearch byte sizes for a rollover's primary shard size: `10gb`, `500mb`. */
+const rolloverSize = (name: string, dflt: string): Joi.StringSchema =>
+  Joi.string()
+    .lowercase()
+    .pattern(/^[1-9][0-9]{0,6}(b|kb|mb|gb|tb)$/)
+    .default(dflt)
+    .messages({ 'string.pattern.base': `"${name}" must be a positive whole number of b, kb, mb, gb or tb (e.g. 10gb)` });
+
 const schema = Joi.object({
   HOST: Joi.string().default('0.0.0.0'),
   PORT: Joi.number().integer().min(0).max(65535).default(8080),
@@ -227,6 +269,7 @@ const schema = Joi.object({
   ECS_JOB_BATCH_SIZE: Joi.number().integer().min(1).max(1000).default(100),
   ECS_JOB_LEASE_SECONDS: Joi.number().integer().min(1).max(3600).default(30),
   ECS_JOB_POLL_MS: Joi.number().integer().min(20).max(60_000).default(2000),
+  ECS_JOB_CONFIRM_TYPED_COUNT: Joi.number().integer().min(0).max(10_000_000).default(100),
   ECS_AUDIT_RETENTION_DAYS: Joi.number().integer().min(0).default(365),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATABASE_URL: Joi.string(),
@@ -250,6 +293,20 @@ const schema = Joi.object({
   ECS_PRESENCE_TIMEOUT: Joi.number().integer().min(1).default(600),
   ECS_COMMAND_TTL: Joi.number().integer().min(1).default(86_400),
   ECS_COMMAND_MAX_RETRIES: Joi.number().integer().min(0).default(5),
+  ECS_RETENTION_INTERVAL_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  // Unset: three intervals, so one missed run does not hand the lease over.
+  ECS_RETENTION_LEASE_SECONDS: Joi.number()
+    .integer()
+    .max(259_200)
+    .greater(Joi.ref('ECS_RETENTION_INTERVAL_SECONDS'))
+    .default((parent: { ECS_RETENTION_INTERVAL_SECONDS: number }) => 3 * parent.ECS_RETENTION_INTERVAL_SECONDS)
+    .messages({ 'number.greater': '"ECS_RETENTION_LEASE_SECONDS" must be greater than "ECS_RETENTION_INTERVAL_SECONDS": the holder renews it once per interval' }),
+  ECS_HEARTBEAT_ROLLOVER_AGE: rolloverAge('ECS_HEARTBEAT_ROLLOVER_AGE', '1d'),
+  ECS_HEARTBEAT_ROLLOVER_SIZE: rolloverSize('ECS_HEARTBEAT_ROLLOVER_SIZE', '10gb'),
+  ECS_AUDIT_ROLLOVER_AGE: rolloverAge('ECS_AUDIT_ROLLOVER_AGE', '1d'),
+  ECS_AUDIT_ROLLOVER_SIZE: rolloverSize('ECS_AUDIT_ROLLOVER_SIZE', '10gb'),
+  ECS_JOB_RETENTION_DAYS: Joi.number().integer().min(0).max(36_500).default(30),
+  ECS_SCHEMA_CHECK_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
   ECS_LOG_FORMAT: Joi.string().valid('json', 'ecs').default('json'),
   ECS_TRUSTED_PROXIES: trustedProxies,
   // OpenTelemetry's own variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/).
@@ -324,6 +381,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchSize: v.ECS_JOB_BATCH_SIZE as number,
       leaseSeconds: v.ECS_JOB_LEASE_SECONDS as number,
       pollMs: v.ECS_JOB_POLL_MS as number,
+      confirmTypedCount: v.ECS_JOB_CONFIRM_TYPED_COUNT as number,
     },
     auditRetentionDays: v.ECS_AUDIT_RETENTION_DAYS as number,
     logLevel: v.LOG_LEVEL as string,
@@ -346,6 +404,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceTimeoutSeconds: v.ECS_PRESENCE_TIMEOUT as number,
     commandTtlSeconds: v.ECS_COMMAND_TTL as number,
     commandMaxRetries: v.ECS_COMMAND_MAX_RETRIES as number,
+    maintenance: {
+      retentionIntervalSeconds: v.ECS_RETENTION_INTERVAL_SECONDS as number,
+      retentionLeaseSeconds: v.ECS_RETENTION_LEASE_SECONDS as number,
+      heartbeatRollover: { maxAge: v.ECS_HEARTBEAT_ROLLOVER_AGE as string, maxPrimaryShardSize: v.ECS_HEARTBEAT_ROLLOVER_SIZE as string },
+      auditRollover: { maxAge: v.ECS_AUDIT_ROLLOVER_AGE as string, maxPrimaryShardSize: v.ECS_AUDIT_ROLLOVER_SIZE as string },
+      jobRetentionDays: v.ECS_JOB_RETENTION_DAYS as number,
+      schemaCheckSeconds: v.ECS_SCHEMA_CHECK_SECONDS as number,
+    },
     logFormat: v.ECS_LOG_FORMAT as LogFormat,
     trustedProxies: (v.ECS_TRUSTED_PROXIES as string).split(',').filter(Boolean),
     tracing: tracingConfig(v),

@@ -13,7 +13,8 @@ import { Access, ROLES, type Role } from '../http/auth.js';
 import { AppError, ConflictError } from '../errors.js';
 import { createClient, storeAccessFailure, StoreAccessError, type StoreContext } from '../store/client.js';
 import { ensureIndices } from '../store/indices.js';
-import { reindex, reindexableIndices, type ReindexResult } from '../store/reindex.js';
+import { reindexableIndices, type ReindexResult } from '../store/reindex.js';
+import { reindexUnderLease } from '../store/schema.js';
 import { createServices, type Services } from '../resources/index.js';
 import { DEVICE_FAMILIES, type DeviceFamily } from '../migration/device-rows.js';
 import { startLocalNode, type LocalNode } from '../dev/local-elasticsearch.js';
@@ -77,6 +78,18 @@ function parseArgs(argv: string[]): Parsed {
   } catch (err) {
     // node:util's messages name the option and what is wrong with it (unknown, missing value).
     throw new UsageError((err as Error).message);
+  }
+}
+
+/**
+ * A flag another command takes is as much a mistake here as an unknown one (a `--force` given
+ * to migrate would otherwise be silently ignored): usage error, exit 2.
+ */
+function onlyFlags(p: Parsed, command: string, allowed: readonly string[]): void {
+  const stray = [...p.flags.keys()].filter((k) => k !== 'help' && !allowed.includes(k));
+  if (stray.length > 0) {
+    const takes = allowed.length > 0 ? `; it takes ${allowed.map((k) => `--${k}`).join(', ')}` : '; it takes none';
+    throw new UsageError(`${command} does not take ${stray.map((k) => `--${k}`).join(', ')}${takes}`);
   }
 }
 
@@ -147,6 +160,7 @@ function checkMigrate(p: Parsed): void {
   if (!DEVICE_FAMILIES.includes(p.positional[1] as DeviceFamily) || p.positional.length !== 2) {
     throw new UsageError('migrate needs utm or lte');
   }
+  onlyFlags(p, 'migrate', ['batch-size', 'json']);
   batchSize(p);
 }
 
@@ -200,6 +214,7 @@ function checkReindex(p: Parsed): void {
   const name = p.positional[1];
   if (!name || p.positional.length !== 2) throw new UsageError(`reindex needs one index: ${reindexableIndices().join(', ')}`);
   if (!reindexableIndices().includes(name)) throw new UsageError(`unknown index ${name}; known: ${reindexableIndices().join(', ')}`);
+  onlyFlags(p, 'reindex', ['batch-size', 'json', 'force', 'restart', 'delete-old']);
   batchSize(p);
 }
 
@@ -208,7 +223,7 @@ async function reindexCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number
   const bar = new ProgressBar(`reindex ${name} copy`, 0, io.err);
   let phase = '';
   const started = Date.now();
-  const result = await reindex(rt.store, name, {
+  const result = await reindexUnderLease(rt.store, name, `ops-cli:${os.hostname()}:${process.pid}`, {
     force: p.flags.has('force'),
     restart: p.flags.has('restart'),
     deleteOld: p.flags.has('delete-old'),
@@ -253,6 +268,13 @@ function checkAdmin(p: Parsed): void {
   else if (!['org create', 'org show', 'token create', 'token revoke'].includes(sub)) {
     throw new UsageError('admin org create|show, admin token create|revoke');
   }
+  const takes: Record<string, string[]> = {
+    'org create': ['parent'],
+    'org show': [],
+    'token create': ['role', 'org', 'endpoint', 'name', 'expires'],
+    'token revoke': [],
+  };
+  onlyFlags(p, `admin ${sub}`, takes[sub]);
 }
 
 async function admin(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {

@@ -226,5 +226,6 @@ function buildEvent(
     status,
     actor,
     target,
+    ...(ctx.state.auditDetails ? { details: ctx.state.auditDetails as Record<string, unknown> } : {}),
   };
 }

@@ -101,7 +101,7 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const accepts = (...types: string[]): string | false => ctx.accepts(...types);
       const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, async () => {
         const params = validateParams(spec, ctx.params);
-        const query = validatePart<unknown>(spec.query, ctx.query, 'query');
+        const query = validatePart<unknown>(spec.query, ctx.query, 'query', true);
         const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
         const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
         const run = (createdId?: string): Promise<Reply> =>
@@ -111,6 +111,7 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
           : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
       });
       ctx.state.replyBody = reply.body;
+      ctx.state.auditDetails = reply.audit;
       if (reply.body === undefined) {
         // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
         // Koa turns a null body into 204, so the status is set after it.

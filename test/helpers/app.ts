@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { testElasticsearch } from './elasticsearch.js';
-import { Api, responseCheckers } from './http.js';
+import { Api, requestCheckers, responseCheckers } from './http.js';
 import { Conformance } from './conformance.js';
 
 /** One index prefix per test run. */
@@ -67,6 +67,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
   await server.ready;
   const conformance = new Conformance(server.handle.openapi);
   responseCheckers.set(server.url, (m, p, status, type, body) => conformance.check(m, p, status, type, body));
+  requestCheckers.set(server.url, (req) => conformance.checkRequest(req));
   const admin = new Api(server.url, ADMIN_TOKEN);
   return {
     server,
@@ -77,6 +78,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
     logs,
     close: async () => {
       responseCheckers.delete(server.url);
+      requestCheckers.delete(server.url);
       await server.close();
     },
   };

@@ -36,6 +36,8 @@ export interface AuditEvent {
   status: number;
   actor: AuditActor;
   target: AuditTarget;
+  /** What the operation adds for the trail (a job: its criteria, matched count and who confirmed it); stored, not searchable. */
+  details?: Record<string, unknown>;
 }
 
 export interface AuditSearchCriteria {

@@ -49,6 +49,9 @@ const auditEvent = Joi.object({
     .required()
     .label('AuditActor'),
   target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),
+  details: Joi.object()
+    .unknown(true)
+    .description("what the operation records besides who, what and which: a job's criteria, allAgents, matched (agents matching when it was created) and confirmedBy"),
 }).label('AuditEvent');
 
 export function auditRoutes(svc: AuditService): RouteSpec[] {
