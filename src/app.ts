@@ -25,6 +25,9 @@ import { auditTrail } from './http/audit.js';
 import { consoleAssets } from './http/console.js';
 import { withDeepPaging } from './http/deep-paging.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
+import { SERVICE_VERSION } from './version.js';
+import { traceRequests } from './http/tracing.js';
+import { clientAddress } from './http/client-address.js';
 
 export interface AppHandle {
   app: Koa;
@@ -48,9 +51,6 @@ function swaggerAssetsDir(): string | undefined {
   }
 }
 
-const packageVersion = (
-  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
   const { config, store, log } = deps;
@@ -61,7 +61,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     keepAliveSeconds: config.cursorKeepAliveSeconds,
   });
   const metrics = createMetrics();
-  const openapi = buildOpenApi(routes, packageVersion);
+  const openapi = buildOpenApi(routes, SERVICE_VERSION);
   let indicesReady = false;
 
   const app = new Koa({ proxy: false });
@@ -143,7 +143,9 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     }),
   });
 
-  app.use(observe(log, metrics));
+  // While tracing is on, outermost: every log line, error body and store call of a request runs in its span.
+  if (config.tracing.enabled) app.use(traceRequests());
+  app.use(observe(log, metrics, clientAddress(config.trustedProxies)));
   app.use(securityHeaders(`${API_PREFIX}/docs`));
   app.use(errorHandler(translateStoreError));
   // Inside the error handler (it sees every operation's final status), outside the router.

@@ -114,15 +114,17 @@ export interface Services {
   presence: EndpointPresence;
 }
 
-/** Time between heartbeat-retention runs (the lease lasts three). */
-const RETENTION_INTERVAL_MS = 5 * 60_000;
-
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
 const CHANGE_RETENTION_DAYS = 1;
 
 export function createServices({ config, store, log }: BaseDeps): Services {
   const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const feed = new ChangeFeedStore(store, instanceName);
+  const retentionSchedule = {
+    intervalMs: config.maintenance.retentionIntervalSeconds * 1000,
+    leaseMs: config.maintenance.retentionLeaseSeconds * 1000,
+    holder: instanceName,
+  };
   const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
   const tokenStore = new TokenStore(store);
   const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds, {
@@ -143,7 +145,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   const changeRetention = new RolloverRetention(
     feed,
     new LeaseStore(store),
-    { retentionDays: CHANGE_RETENTION_DAYS, intervalMs: RETENTION_INTERVAL_MS, holder: instanceName },
+    { retentionDays: CHANGE_RETENTION_DAYS, ...retentionSchedule },
     log,
     'change-feed-retention',
   );
@@ -190,21 +192,22 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
     new LeaseStore(store),
-    {
-      retentionDays: config.heartbeatRetentionDays,
-      intervalMs: RETENTION_INTERVAL_MS,
-      holder: instanceName,
-    },
+    { ...retentionSchedule, retentionDays: config.heartbeatRetentionDays, rollover: config.maintenance.heartbeatRollover },
     log,
   );
   const auditStore = new AuditStore(store);
   const auditRetention = new RolloverRetention(
     auditStore,
     new LeaseStore(store),
-    { retentionDays: config.auditRetentionDays, intervalMs: RETENTION_INTERVAL_MS, holder: instanceName },
+    { ...retentionSchedule, retentionDays: config.auditRetentionDays, rollover: config.maintenance.auditRollover },
     log,
     'audit-retention',
   );
+  const jobs = createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }, retentionSchedule);
+  // A revoked token's queued and running jobs are cancelled with it (docs/adr/0098-revoked-creator-cancels-jobs.md).
+  tokens.onRevoked = async (tokenId) => {
+    await jobs.service.cancelCreatedBy(tokenId);
+  };
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs, () => presence.invalidate());
   presence.useTimeouts(orgAgentConfig);
@@ -232,7 +235,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     changeFeed: feed,
     changeRetention,
     heartbeatRetention,
-    jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
+    jobs,
     audit: new AuditService(auditStore, log),
     auditRetention,
     presence,

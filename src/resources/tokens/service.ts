@@ -29,6 +29,9 @@ export interface IssuedToken extends Omit<TokenRecord, 'revoked'> {
 }
 
 export class TokenService {
+  /** Called once a token is revoked (its jobs are cancelled); set by the service container. Its failure fails the revocation, which a retry repeats. */
+  onRevoked?: (tokenId: string) => Promise<void>;
+
   /** When this instance last wrote each token's last use. */
   private readonly lastUseWritten = new Map<string, number>();
 
@@ -97,6 +100,7 @@ export class TokenService {
     if (!(await this.store.revoke(tokenId, how))) throw new NotFoundError(`token ${tokenId} not found`);
     this.authenticator.forget(tokenId);
     await this.feed.append('tokens', [tokenId]);
+    await this.onRevoked?.(tokenId);
   }
 
   /** Revokes the agent tokens of a deleted endpoint. */
