@@ -9,7 +9,7 @@ import { Client } from '@elastic/elasticsearch';
 import { expect } from 'chai';
 import { expectErrorBody, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { dropIndicesUnder, testElasticsearch } from '../helpers/elasticsearch.js';
-import type { Api, ApiResponse } from '../helpers/http.js';
+import type { ApiResponse } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** The bound for a change to reach every instance. */
@@ -54,39 +54,20 @@ describe('concurrent changes through two instances', () => {
     await dropIndicesUnder(prefix);
   });
 
-  it('32 callers creating organizations under one distributor through both instances: every answer 201, both trees complete within a second', async function () {
+  // How soon each instance sees the other's organizations is measured by the org-create bench
+  // (ecs_change_feed_delay_max_seconds); here, that both trees end complete.
+  it('32 callers creating organizations under one distributor through both instances: every answer 201, both trees complete', async function () {
     this.timeout(300_000);
     const distributor = await a.world.org();
     const admin = await a.world.token('admin', distributor);
     const viewers = { a: a.world.as(admin), b: b.world.as(admin) };
     const n = CALLERS * 16;
     const ids = Array.from({ length: n }, (_, i) => `${distributor}-c${i}`);
-    const answeredAt = new Map<string, number>();
-    // Each instance's tree is watched while the creates run: an organization answered on one
-    // instance more than WITHIN_MS before a look at the other's tree must be in it.
-    const late: string[] = [];
-    let creating = true;
-    const watch = async (name: 'a' | 'b', api: Api): Promise<void> => {
-      while (creating) {
-        const lookedAt = performance.now();
-        const res = await api.get<TreeAnswer>('/org/tree');
-        expect(res.status, res.text).to.equal(200);
-        const known = new Set(res.body.organizations.map((o) => o.id));
-        for (const [id, at] of answeredAt) if (lookedAt - at > WITHIN_MS && !known.has(id)) late.push(`${id} not on ${name}`);
-      }
-    };
-    const watchers = [watch('a', viewers.a), watch('b', viewers.b)];
-    const answers = await concurrently(n, CALLERS, async (i) => {
-      const via = i % 2 === 0 ? a : b;
-      const res = await via.admin.post('/admin/organizations', { id: ids[i], name: `Customer ${i}`, parentId: distributor });
-      answeredAt.set(ids[i] as string, performance.now());
-      return res;
-    });
-    creating = false;
-    await Promise.all(watchers);
+    const answers = await concurrently(n, CALLERS, (i) =>
+      (i % 2 === 0 ? a : b).admin.post('/admin/organizations', { id: ids[i], name: `Customer ${i}`, parentId: distributor }),
+    );
     const refused = answers.filter((r) => r.status !== 201).map((r) => `${r.status} ${r.text}`);
     expect(refused, 'creates not answered 201').to.deep.equal([]);
-    expect(late.slice(0, 5), `${late.length} organizations missing from a tree more than ${WITHIN_MS} ms after their create`).to.deep.equal([]);
 
     // Both trees hold every organization below the distributor.
     for (const [name, api] of Object.entries(viewers)) {
