@@ -13,7 +13,8 @@ import { Access, ROLES, type Role } from '../http/auth.js';
 import { AppError, ConflictError } from '../errors.js';
 import { createClient, storeAccessFailure, StoreAccessError, type StoreContext } from '../store/client.js';
 import { ensureIndices } from '../store/indices.js';
-import { reindex, reindexableIndices, type ReindexResult } from '../store/reindex.js';
+import { reindexableIndices, type ReindexResult } from '../store/reindex.js';
+import { reindexUnderLease } from '../store/schema.js';
 import { createServices, type Services } from '../resources/index.js';
 import { DEVICE_FAMILIES, type DeviceFamily } from '../migration/device-rows.js';
 import { startLocalNode, type LocalNode } from '../dev/local-elasticsearch.js';
@@ -117,7 +118,7 @@ interface Runtime {
 
 async function startRuntime(io: CliIo): Promise<Runtime> {
   const config = loadConfig(io.env);
-  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) });
+  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) }, config.logFormat);
   let node: LocalNode | undefined;
   let url = config.elasticsearchUrl;
   if (!url) {
@@ -222,7 +223,7 @@ async function reindexCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number
   const bar = new ProgressBar(`reindex ${name} copy`, 0, io.err);
   let phase = '';
   const started = Date.now();
-  const result = await reindex(rt.store, name, {
+  const result = await reindexUnderLease(rt.store, name, `ops-cli:${os.hostname()}:${process.pid}`, {
     force: p.flags.has('force'),
     restart: p.flags.has('restart'),
     deleteOld: p.flags.has('delete-old'),

@@ -207,6 +207,15 @@ const errorBodySchema: JsonSchema = {
     timestamp: { type: 'integer', format: 'int64' },
     exception: { type: 'string' },
     path: { type: 'string' },
+    requestId: {
+      type: 'string',
+      description: 'Extension: the request id, also answered in the x-request-id header (the one in the log lines)',
+    },
+    traceId: {
+      type: 'string',
+      description: "Extension: the W3C trace id of the request's trace, while the service sends OpenTelemetry traces",
+      pattern: '^[0-9a-f]{32}$',
+    },
   },
 };
 

@@ -72,7 +72,8 @@ async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promis
   const secret = tokenFrom(ctx);
   const required = spec.sec || deps.requireTokenEverywhere;
   if (!secret && !required) return ANONYMOUS;
-  const principal = await deps.authenticator.authenticate(secret, ctx.ip);
+  // The client's address as the trusted proxies name it (src/http/client-address.ts).
+  const principal = await deps.authenticator.authenticate(secret, String(ctx.state.clientAddress ?? ctx.ip));
   // Known before the role check, so a refusal names its caller in the access log and the audit trail.
   ctx.state.principal = principal;
   if (principal.role !== 'system' && !spec.roles.includes(principal.role as Role)) {
@@ -89,6 +90,7 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
     const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](spec.operationId, koaPath(spec.path), async (ctx) => {
       ctx.state.operationId = spec.operationId;
+      ctx.state.lane = spec.lane;
       const principal = await admit(ctx, spec, deps);
       ctx.state.principal = principal;
       // The lane decides right after authentication, before the body is read and validated, so a

@@ -84,8 +84,10 @@ export class DocStore<T extends object> {
     batching: DocStoreBatching = {},
   ) {
     this.index = aliasName(ctx.prefix, logicalIndex);
-    if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), batching.reads);
-    if (batching.searches) this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), batching.searches);
+    if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), { name: `coalesced mget ${logicalIndex}`, ...batching.reads });
+    if (batching.searches) {
+      this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), { name: `coalesced msearch ${logicalIndex}`, ...batching.searches });
+    }
   }
 
   /** Makes every write to this index acknowledged before the call searchable (see visibility.ts). */

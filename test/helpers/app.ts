@@ -60,7 +60,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
   });
   const server = await startServer({
     config,
-    log: createLogger(config.logLevel, sink),
+    log: createLogger(config.logLevel, sink, config.logFormat),
     elasticsearchUrl: es.url,
   });
   // A loaded machine may take longer than the server's own 15 s head start to set the indices up.
@@ -281,7 +281,9 @@ export interface EndpointRecord {
 export function expectErrorBody(res: { status: number; body: unknown }, status: number, path?: string): void {
   expect(res.status, JSON.stringify(res.body)).to.equal(status);
   const b = res.body as Record<string, unknown>;
-  expect(b).to.have.all.keys('message', 'status', 'error', 'timestamp', 'exception', 'path');
+  // The section-7 fields, and the request id beside them (traceId too while tracing is on).
+  const extensions = ['requestId', 'traceId'].filter((k) => k in b);
+  expect(b).to.have.all.keys('message', 'status', 'error', 'timestamp', 'exception', 'path', ...extensions);
   expect(b.status).to.equal(status);
   expect(b.message).to.be.a('string').and.not.equal('');
   expect(b.error).to.be.a('string').and.not.equal('');

@@ -51,8 +51,12 @@ const refs = (schema: Json): Json =>
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;
 
+/** The correlation fields an error body may carry beside the section-7 ones (requestId, traceId). */
+const ERROR_EXTENSIONS = new Set(['requestId', 'traceId']);
+
 export class Conformance {
   private readonly ops: OperationCheck[] = [];
+  private readonly errorBody: ValidateFunction | undefined;
   readonly violations: string[] = [];
 
   constructor(doc: Json) {
@@ -62,6 +66,7 @@ export class Conformance {
     addFormats(ajv);
     const components = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, Json>;
     ajv.addSchema({ $id: 'components', $defs: components });
+    this.errorBody = components.ErrorBody ? ajv.getSchema('components#/$defs/ErrorBody') : undefined;
     // Requests: parameters arrive as text, so their validator converts as a server does (coerceTypes);
     // not strict, because a request schema keeps annotations (readOnly server-owned fields) by design.
     const requestAjv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, coerceTypes: 'array' });
@@ -151,8 +156,11 @@ export class Conformance {
   private errorShape(where: string, body: unknown): string[] {
     const b = body as Json;
     const keys = ['message', 'status', 'error', 'timestamp', 'exception', 'path'];
-    if (!b || typeof b !== 'object' || keys.some((k) => !(k in b)) || Object.keys(b).length !== keys.length) {
+    if (!b || typeof b !== 'object' || keys.some((k) => !(k in b)) || Object.keys(b).some((k) => !keys.includes(k) && !ERROR_EXTENSIONS.has(k))) {
       return [`${where}: error body is not the section-7 shape: ${JSON.stringify(body).slice(0, 200)}`];
+    }
+    if (this.errorBody && !this.errorBody(b)) {
+      return [`${where}: error body does not match ErrorBody: ${JSON.stringify(this.errorBody.errors?.slice(0, 3))}`];
     }
     return [];
   }

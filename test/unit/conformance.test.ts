@@ -79,4 +79,10 @@ describe('response conformance checker', () => {
     expect(c.check('GET', `${P}/probe/a`, 409, 'application/json', err)[0]).to.contain('not declared');
     expect(c.check('GET', `${P}/probe/a`, 400, 'application/json', { message: 'x' })[0]).to.contain('section-7');
   });
+  it('accepts the request and trace ids beside the section-7 fields, typed as the document declares them, and nothing else', () => {
+    const traced = { ...err, requestId: 'r-1', traceId: '0af7651916cd43dd8448eb211c80319c' };
+    expect(c.check('GET', `${P}/probe/a`, 404, 'application/json', traced)).to.deep.equal([]);
+    expect(c.check('GET', `${P}/probe/a`, 404, 'application/json', { ...traced, traceId: 'not-a-trace' })[0]).to.contain('ErrorBody');
+    expect(c.check('GET', `${P}/probe/a`, 404, 'application/json', { ...err, spanId: 'b7ad6b7169203331' })[0]).to.contain('section-7');
+  });
 });

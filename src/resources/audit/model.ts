@@ -10,6 +10,8 @@ export interface AuditActor {
   name?: string;
   role?: string;
   orgId?: string;
+  /** The client's address: the socket's peer, or the client a trusted proxy names (ECS_TRUSTED_PROXIES). */
+  address?: string;
 }
 
 export interface AuditTarget {

@@ -39,7 +39,13 @@ const auditEvent = Joi.object({
   method: Joi.string().required(),
   path: Joi.string().required(),
   status: Joi.number().integer().required(),
-  actor: Joi.object({ tokenId: Joi.string(), name: Joi.string(), role: Joi.string(), orgId: Joi.string() })
+  actor: Joi.object({
+    tokenId: Joi.string(),
+    name: Joi.string(),
+    role: Joi.string(),
+    orgId: Joi.string(),
+    address: Joi.string().description("the client's address: the connection's peer, or the client a trusted reverse proxy names in X-Forwarded-For"),
+  })
     .required()
     .label('AuditActor'),
   target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),

@@ -12,7 +12,7 @@ import type { Query } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';
 import type { AgentScan } from '../endpoints/agent-scan.js';
-import type { JobAction, JobDoc, JobFailure, JobState, StoredJob, JobStore } from './store.js';
+import { LIVE_JOB_STATES, type JobAction, type JobDoc, type JobFailure, type JobState, type StoredJob, type JobStore } from './store.js';
 
 /** A job as the API shows it. */
 export interface Job {
@@ -98,6 +98,13 @@ export function toJob(hit: StoredJob): Job {
 /** True when a lease on the job is held at `now`. */
 export function leaseLive(doc: JobDoc, now = Date.now()): boolean {
   return doc.leaseHolder !== undefined && doc.leaseExpiresAt !== undefined && Date.parse(doc.leaseExpiresAt) > now;
+}
+
+/** The job CANCELLED now; without a live lease nobody is running it, so it is over at once (else its runner finishes it). */
+function cancelled(d: JobDoc, reason?: string): JobDoc {
+  const now = new Date().toISOString();
+  const over = !leaseLive(d);
+  return { ...d, state: 'CANCELLED', cancelRequested: true, updatedAt: now, ...(reason ? { reason } : {}), ...(over ? { finishedAt: now } : {}) };
 }
 
 export class JobService {
@@ -207,11 +214,27 @@ export class JobService {
       const d = hit.doc;
       if (d.state === 'CANCELLED') return toJob(hit);
       if (d.state === 'DONE' || d.state === 'FAILED') throw new ConflictError(`job ${id} is ${d.state}; only QUEUED or RUNNING jobs can be cancelled`);
-      const now = new Date().toISOString();
-      // Without a live lease nobody is running it: it is over now. Otherwise its runner finishes it.
-      const over = !leaseLive(d);
-      const next: JobDoc = { ...d, state: 'CANCELLED', cancelRequested: true, updatedAt: now, ...(over ? { finishedAt: now } : {}) };
-      return toJob(await this.store.replace(next, hit));
+      return toJob(await this.store.replace(cancelled(d), hit));
     });
+  }
+
+  /**
+   * A revoked token's QUEUED and RUNNING jobs are cancelled (docs/adr/0098-revoked-creator-cancels-jobs.md):
+   * they act with its authority, which the revocation withdraws. Their runners stop after the
+   * batch in flight, as for DELETE /jobs/{id}. Idempotent: a repeated revocation cancels
+   * whatever is still live. The ids of the jobs cancelled.
+   */
+  async cancelCreatedBy(tokenId: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const job of await this.store.liveCreatedBy(tokenId)) {
+      const done = await readModifyWrite(async () => {
+        const hit = await this.store.get(job.id);
+        if (!hit || !LIVE_JOB_STATES.includes(hit.doc.state)) return false;
+        await this.store.replace(cancelled(hit.doc, `cancelled: the token that created it (${tokenId}) was revoked`), hit);
+        return true;
+      });
+      if (done) ids.push(job.id);
+    }
+    return ids;
   }
 }
