@@ -26,7 +26,7 @@ const criteria = Joi.object<AuditSearchCriteria>({
   kind: Joi.string().valid(...AUDIT_KINDS),
   status: Joi.number().integer().min(100).max(599).description('the HTTP status answered'),
   requestId: Joi.string().max(128),
-}).label('AuditSearchCriteria');
+}).label('AuditSearchCriteria').meta({ className: 'AuditSearchCriteria' });
 
 const auditEvent = Joi.object({
   id: Joi.string().required(),
@@ -41,9 +41,9 @@ const auditEvent = Joi.object({
   status: Joi.number().integer().required(),
   actor: Joi.object({ tokenId: Joi.string(), name: Joi.string(), role: Joi.string(), orgId: Joi.string() })
     .required()
-    .label('AuditActor'),
-  target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),
-}).label('AuditEvent');
+    .label('AuditActor').meta({ className: 'AuditActor' }),
+  target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget').meta({ className: 'AuditTarget' }),
+}).label('AuditEvent').meta({ className: 'AuditEvent' });
 
 export function auditRoutes(svc: AuditService): RouteSpec[] {
   return [
@@ -63,7 +63,7 @@ export function auditRoutes(svc: AuditService): RouteSpec[] {
       roles: WRITERS,
       extension: true,
       body: pagedCriteriaSchema(criteria, Object.keys(AUDIT_SORT_FIELDS), 'PagedAuditSearchCriteria').required(),
-      responses: { 200: { description: 'OK', schema: pageSchema(auditEvent, 'PageAuditEvent') } },
+      responses: { 200: { description: 'OK', schema: pageSchema(auditEvent, 'AuditEventPage') } },
       errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.search(body.criteria, body.pageRequest, access)),
     }),

@@ -31,5 +31,5 @@ export const bundleSchema = Joi.object({
   modules: Joi.array()
     .items(Joi.string().valid(...MODULE_NAMES))
     .required(),
-}).label('Bundle');
+}).label('Bundle').meta({ className: 'Bundle' });
 

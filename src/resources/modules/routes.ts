@@ -19,7 +19,7 @@ const enabledModulesIn = Joi.object({
   ...serverOwnedFields(Joi.string().allow('')),
 })
   .required()
-  .label('EnabledModules');
+  .label('EnabledModules').meta({ className: 'EnabledModulesInput' });
 
 const enabledModules = Joi.object({
   id: Joi.string().required(),
@@ -30,14 +30,14 @@ const enabledModules = Joi.object({
   updatedBy: Joi.string().allow('').required(),
   createdAt: isoDateOut.required(),
   updatedAt: isoDateOut.required(),
-}).label('EnabledModules');
+}).label('EnabledModules').meta({ className: 'EnabledModules' });
 
 const orgEnabledModules = Joi.object({
   avEnabled: Joi.boolean().required(),
   fimEnabled: Joi.boolean().required(),
   panEnabled: Joi.boolean().required(),
   windowsEventLogEnabled: Joi.boolean().required(),
-}).label('OrgEnabledModules');
+}).label('OrgEnabledModules').meta({ className: 'OrgEnabledModules' });
 
 /** Body of a subscription: a Bundle; only its id is used (it must match the path when given). */
 const bundleIn = Joi.object({
@@ -48,7 +48,7 @@ const bundleIn = Joi.object({
   modules: Joi.array().items(Joi.string().valid(...MODULE_NAMES)).max(100),
 })
   .required()
-  .label('Bundle');
+  .label('Bundle').meta({ className: 'BundleSubscription' });
 
 const endpointParams = Joi.object({ id: id.required() });
 const orgParams = Joi.object({ orgId: orgId.required() });
