@@ -47,9 +47,10 @@ function swaggerAssetsDir(): string | undefined {
   }
 }
 
-const packageVersion = (
-  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+/** The API contract's semantic version (info.version of the OpenAPI document; CHANGELOG.md, docs/adr/0082-versioned-contract.md). */
+const apiVersion = (
+  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { config: { apiVersion: string } }
+).config.apiVersion;
 
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
   const { config, store, log } = deps;
@@ -60,7 +61,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     keepAliveSeconds: config.cursorKeepAliveSeconds,
   });
   const metrics = createMetrics();
-  const openapi = buildOpenApi(routes, packageVersion);
+  const openapi = buildOpenApi(routes, apiVersion);
   let indicesReady = false;
 
   const app = new Koa({ proxy: false });

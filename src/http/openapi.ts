@@ -23,8 +23,21 @@ function toSchema(schema: Joi.Schema, components: Components): JsonSchema {
 const NAME_KEY = 'x-schema-name';
 const UNION_KEY = 'x-schema-discriminator';
 
+/**
+ * `.meta({ 'x-documented-as': i })` on joi alternatives: the document shows only alternative `i`
+ * (with the alternatives' description), for a lenient form the service also accepts that client
+ * generators cannot type (a union of an array and an object).
+ */
+function documentedAlternative(node: JsonSchema): JsonSchema {
+  const index = node['x-documented-as'];
+  if (typeof index !== 'number') return node;
+  const chosen = ((node.oneOf ?? node.anyOf) as JsonSchema[] | undefined)?.[index];
+  if (!chosen) throw new Error(`OpenAPI: x-documented-as ${index} names no alternative`);
+  return { ...chosen, ...(node.description === undefined ? {} : { description: node.description }) };
+}
+
 /** What a use of a named schema says about that use rather than about the type: it stays beside the `$ref`. */
-const USE_SITE_KEYS = ['default', 'readOnly', 'writeOnly', 'deprecated', 'examples'];
+const USE_SITE_KEYS = ['default', 'readOnly', 'writeOnly', 'deprecated'];
 
 /**
  * The document's named schemas. Each name stands for one shape: a name declared for two
@@ -47,7 +60,7 @@ export class Components {
           VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
         ]),
       );
-      return typeof out[NAME_KEY] === 'string' ? this.register(out) : out;
+      return typeof out[NAME_KEY] === 'string' ? this.register(out) : documentedAlternative(out);
     };
     return walk(schema) as JsonSchema;
   }
@@ -208,6 +221,12 @@ function correctSchema(schema: JsonSchema): JsonSchema {
         VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
       ]),
     );
+    // One allowed value: an enum of one, typed (code generators read a discriminator's values from `enum`).
+    if ('const' in out && !('enum' in out) && ['string', 'number', 'boolean'].includes(typeof out.const)) {
+      out.type ??= typeof out.const === 'number' ? (Number.isInteger(out.const) ? 'integer' : 'number') : typeof out.const;
+      out.enum = [out.const];
+      delete out.const;
+    }
     const type = out.type;
     if (Array.isArray(type) && type.length === JOI_ANY_TYPES.length && JOI_ANY_TYPES.every((t) => type.includes(t))) {
       delete out.type;

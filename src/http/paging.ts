@@ -56,7 +56,15 @@ export function pagedCriteriaSchema(
   })
     .default()
     .label(label)
-    .meta({ className: label });
+    .meta({ className: label })
+    .example({
+      criteria: {},
+      pageRequest: {
+        page: 0,
+        size: DEFAULT_PAGE_SIZE,
+        ...(sortable.length ? { sort: [{ field: sortable[0], direction: 'ASC' }] } : {}),
+      },
+    });
 }
 
 export function toPage<T>(pr: PageRequest, totalCount: number, items: T[]): Page<T> {
@@ -79,7 +87,9 @@ const pageRequestEcho = Joi.object({
  * `sort`), named `name` in the OpenAPI document: `<Item>Page`.
  */
 export function pageSchema(item: Joi.Schema, name: string): Joi.ObjectSchema {
-  return Joi.object({
+  // A page of the item's example, when the item has one (docs/api.md's examples are the document's).
+  const example = (item.describe() as { examples?: unknown[] }).examples?.[0];
+  const page = Joi.object({
     pageRequest: pageRequestEcho.required(),
     totalCount: Joi.number().integer().min(0).required(),
     totalPages: Joi.number().integer().min(0).required(),
@@ -87,4 +97,12 @@ export function pageSchema(item: Joi.Schema, name: string): Joi.ObjectSchema {
   })
     .label(name)
     .meta({ className: name });
+  return example === undefined
+    ? page
+    : page.example({
+        pageRequest: { page: 0, size: DEFAULT_PAGE_SIZE },
+        totalCount: 1,
+        totalPages: 1,
+        items: [example],
+      });
 }

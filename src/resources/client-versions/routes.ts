@@ -22,7 +22,7 @@ const defaultClientVersions = Joi.object({
   linux: versionString.required(),
   mac: versionString.required(),
   windows: versionString.required(),
-}).label('DefaultClientVersions').meta({ className: 'DefaultClientVersions' });
+}).label('DefaultClientVersions').meta({ className: 'DefaultClientVersions' }).example({"linux": "v3.9.0", "mac": "v3.9.1", "windows": "v3.10.2"});
 
 const orgTargetVersionIn = Joi.object({
   orgId: Joi.string().strip(),

@@ -78,7 +78,7 @@ export const endpointCommandMessage = Joi.object({
   expiresAt: isoDateOut.description('Extension: when the message expires unless it was sent or failed before').meta({ 'x-extension': true }),
   retries: Joi.number().integer().min(0).description('Extension: moves into RETRY so far (at most ECS_COMMAND_MAX_RETRIES)').meta({ 'x-extension': true }),
   failureReason: Joi.string().description('Extension: why the message failed').meta({ 'x-extension': true }),
-}).label('EndpointCommandMessage').meta({ className: 'EndpointCommandMessage' });
+}).label('EndpointCommandMessage').meta({ className: 'EndpointCommandMessage' }).example({"id": "cm-91b2", "status": "SENT", "endpointId": "ep-7f3a9c", "orgId": "msp-1", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "createdAt": "2026-11-26T08:00:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "version": {"sequenceNumber": 41, "primaryTerm": 1}, "module": "fim", "name": "rescan", "uuid": "6f1c2a7e-3f7d-4d0e-9a57-0b5b8f6f3c11", "ts": "2026-11-26T08:00:00.000Z", "payload": {"paths": ["C:/Windows/System32"]}, "expiresAt": "2026-11-27T08:00:00.000Z", "retries": 0});
 
 const delivery = Joi.object({
   uuid: Joi.string().required(),
@@ -92,7 +92,7 @@ const delivery = Joi.object({
   updatedBy: Joi.string().required(),
   createdAt: isoDateOut.required(),
   updatedAt: isoDateOut.required(),
-}).label('EndpointCommandMessageDelivery').meta({ className: 'EndpointCommandMessageDelivery' });
+}).label('EndpointCommandMessageDelivery').meta({ className: 'EndpointCommandMessageDelivery' }).example({"uuid": "6f1c2a7e-3f7d-4d0e-9a57-0b5b8f6f3c11", "endpointId": "ep-7f3a9c", "orgId": "msp-1", "status": "DELIVERED", "version": 2, "createdBy": "soc-admin", "updatedBy": "ep-7f3a9c", "createdAt": "2026-11-26T08:00:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z"});
 
 const newMessage = Joi.object<NewMessage>({
   module: moduleName.required(),
@@ -108,7 +108,7 @@ const statusPatch = Joi.object({
   failureReason: Joi.string()
     .max(1024)
     .description('Extension: why the message failed, kept with a failure status').meta({ 'x-extension': true }),
-}).label('EndpointCommandMessageStatusPatch').meta({ className: 'EndpointCommandMessageStatusChange' });
+}).label('EndpointCommandMessageStatusPatch').meta({ className: 'EndpointCommandMessageStatusChange' }).example({"version": {"sequenceNumber": 41, "primaryTerm": 1}});
 
 const commandRequest = Joi.object<CommandRequest>({
   command: Joi.string().pattern(COMMAND_NAME_PATTERN, 'command name').required(),

@@ -151,11 +151,11 @@ export function endpointBody(family: Family): Joi.ObjectSchema {
   const type = Joi.string().valid(...FAMILY_TYPES[family]);
   switch (family) {
     case 'utm':
-      return Joi.object({ ...commonIn, type, ...utmIn }).label('UtmEndpoint').meta({ className: 'UtmEndpoint' });
+      return Joi.object({ ...commonIn, type, ...utmIn }).label('UtmEndpoint').meta({ className: 'UtmEndpoint' }).example({"id": "fw-0042", "version": 3, "orgId": "msp-1", "createdAt": "2026-11-20T09:12:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "deleted": false, "type": "EXTERNAL_UTM", "displayName": "main-office-fw", "serialId": "Q2XX-ABCD-1234", "siteId": "site-12", "lastMacAddress": "00:18:0a:12:34:56", "model": "MX68", "manufacturer": "Example Networks", "commonName": "fw-0042.example.net", "wanStatus": "WAN1", "connectionStatus": "CONNECTED", "site": {"id": "site-12", "orgName": "Example Dental", "displayName": "Main office", "address": {"city": "Lyon", "country": "FR", "tags": [{"name": "floor", "prefix": "f", "value": "2"}]}}});
     case 'lte':
-      return Joi.object({ ...commonIn, type, ...lteIn }).label('LteEndpoint').meta({ className: 'LteEndpoint' });
+      return Joi.object({ ...commonIn, type, ...lteIn }).label('LteEndpoint').meta({ className: 'LteEndpoint' }).example({"id": "lte-0007", "version": 3, "orgId": "msp-1", "createdAt": "2026-11-20T09:12:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "deleted": false, "type": "VC_LTE", "displayName": "kiosk-router", "imei": "356938035643809", "iccid": "8944500102198304826", "telco": "Example Mobile", "dataUsage": 1.75, "dataAllowance": 10737418240, "site": {"id": "site-12", "orgName": "Example Dental", "displayName": "Main office", "address": {"city": "Lyon", "country": "FR", "tags": [{"name": "floor", "prefix": "f", "value": "2"}]}}});
     default:
-      return Joi.object({ ...commonIn, type }).label('Endpoint').meta({ className: 'AgentEndpoint' });
+      return Joi.object({ ...commonIn, type }).label('Endpoint').meta({ className: 'AgentEndpoint' }).example({"id": "ep-7f3a9c", "version": 3, "orgId": "msp-1", "createdAt": "2026-11-20T09:12:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "deleted": false, "type": "VC_ENDPOINT", "displayName": "reception-pc", "clientVersion": "v3.10.2", "hostInfo": {"hostName": "reception-pc", "os": "windows", "platform": "Microsoft Windows 11 Pro", "kernelArch": "x86_64", "uptime": 86400}, "lastIp": "203.0.113.7", "internalIps": ["10.0.0.12"], "connectionStatus": "CONNECTED", "lastConnect": "2026-11-26T08:00:00.000Z", "lastSeen": "2026-11-26T08:00:00.000Z", "latestConfig": true});
   }
 }
 
@@ -282,7 +282,8 @@ export const jsonPatchBody = Joi.alternatives()
     jsonPatchOperation.label('JsonNode').custom((op: unknown) => [op], 'one operation → a patch of one'),
   )
   .required()
-  .meta({ className: 'JsonNode' });
+  .description('RFC 6902 JSON Patch: an array of operations; one operation alone (the JsonNode form) is accepted too')
+  .meta({ 'x-documented-as': 0 });
 
 /** A comma-separated list of IP addresses in a path segment → array (400 on any bad one). */
 export const ipListParam = Joi.string()

@@ -73,7 +73,7 @@ const heartbeatIn = Joi.object({
   timestamp: instant.description('defaults to the time of receipt'),
 })
   .required()
-  .label('NetworkHeartbeat').meta({ className: 'NetworkHeartbeatInput' });
+  .label('NetworkHeartbeat').meta({ className: 'NetworkHeartbeatInput' }).example({"endpointId": "ep-7f3a9c", "orgId": "msp-1", "externalAddress": "203.0.113.7", "networkAddress": "10.0.0.0", "hostAddress": "10.0.0.12", "subnetMask": "255.255.255.0", "defaultGateway": "10.0.0.1", "operatingSystem": "windows", "pcapVersion": "1.10.4"});
 
 const heartbeatOut = Joi.object({
   endpointId: Joi.string().required(),
@@ -86,7 +86,7 @@ const heartbeatOut = Joi.object({
   operatingSystem: Joi.string().allow(''),
   pcapVersion: Joi.string().allow(''),
   timestamp: isoDateOut.required(),
-}).label('NetworkHeartbeat').meta({ className: 'NetworkHeartbeat' });
+}).label('NetworkHeartbeat').meta({ className: 'NetworkHeartbeat' }).example({"endpointId": "ep-7f3a9c", "orgId": "msp-1", "externalAddress": "203.0.113.7", "networkAddress": "10.0.0.0", "hostAddress": "10.0.0.12", "subnetMask": "255.255.255.0", "defaultGateway": "10.0.0.1", "operatingSystem": "windows", "pcapVersion": "1.10.4", "timestamp": "2026-11-26T08:00:00.000Z"});
 
 const networkHost = Joi.object({
   id: Joi.string().required(),
