@@ -9,9 +9,9 @@ type JsonSchema = Record<string, unknown>;
 
 /**
  * joi → OpenAPI 3.1 schema: joi-to-json, with the corrections that make the document exact
- * (`prepareDescription` before the conversion, `correctSchema` after it), then every named
- * schema (`.meta({ className })`, docs/adr/0080-named-schemas.md) moved into `components` and
- * referenced by `$ref`.
+ * (docs/adr/0022-openapi-document-quality.md: `prepareDescription` before the conversion,
+ * `correctSchema` after it), then every named schema (`.meta({ className })`,
+ * docs/adr/0080-named-schemas.md) moved into `components` and referenced by `$ref`.
  */
 function toSchema(schema: Joi.Schema, components: Components): JsonSchema {
   const parse = joiToJson as unknown as (s: { describe(): unknown }, mode: string) => unknown;

@@ -4,7 +4,7 @@
  * memory (organizations change rarely, are asked about on every request) and reloaded
  * when older than `cacheSeconds` or when an unknown id is asked for (at most once a second).
  * Every write bumps the `organizations` change feed; each instance's ChangeWatcher then
- * reloads its tree (`reload`) within a poll interval (issue 15).
+ * reloads its tree (`reload`) within a poll interval.
  */
 import type { OrgTree, Access } from '../../http/auth.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js';
