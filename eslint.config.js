@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.local/', 'bench/results/', 'generated/'] },
+  { ignores: ['node_modules/', 'dist/', '.local/', 'bench/results/', 'generated/', 'test/clients/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

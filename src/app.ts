@@ -25,7 +25,7 @@ import { auditTrail } from './http/audit.js';
 import { consoleAssets } from './http/console.js';
 import { withDeepPaging } from './http/deep-paging.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
-import { SERVICE_VERSION } from './version.js';
+import { API_VERSION } from './version.js';
 import { traceRequests } from './http/tracing.js';
 import { clientAddress } from './http/client-address.js';
 
@@ -61,7 +61,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     keepAliveSeconds: config.cursorKeepAliveSeconds,
   });
   const metrics = createMetrics();
-  const openapi = buildOpenApi(routes, SERVICE_VERSION);
+  const openapi = buildOpenApi(routes, API_VERSION);
   let indicesReady = false;
 
   const app = new Koa({ proxy: false });

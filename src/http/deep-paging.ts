@@ -194,13 +194,16 @@ type DeepRoute = RouteSpec & { deepSearch: NonNullable<RouteSpec['deepSearch']> 
 const cursorParam = Joi.string()
   .max(16_384)
   .description(
-    'Extension (issue 16): `start` reads this page on a point in time and answers `nextCursor`; ' +
+    'Extension: `start` reads this page on a point in time and answers `nextCursor`; ' +
       "the same request with `cursor=<nextCursor>` returns the next page, past the 10,000-result window, with the first page's sort and totalCount",
-  );
+  )
+  .meta({ 'x-extension': true });
 
-const nextCursor = Joi.string().description(
-  'Extension (issue 16): present when the request asked for a cursor and more pages follow; pass it as `cursor` with the same request body',
-);
+const nextCursor = Joi.string()
+  .description(
+    'Extension: present when the request asked for a cursor and more pages follow; pass it as `cursor` with the same request body',
+  )
+  .meta({ 'x-extension': true });
 
 class DeepPaging {
   private readonly codec: CursorCodec;
@@ -276,7 +279,7 @@ class DeepPaging {
       operationId: `${spec.operationId}Export`,
       path: `${spec.path}/export`,
       summary:
-        `Extension (issue 16): every record ${spec.operationId} matches (the body's criteria and sort; page and size are ignored), ` +
+        `Extension: every record ${spec.operationId} matches (the body's criteria and sort; page and size are ignored), ` +
         'streamed as NDJSON (default) or CSV (Accept: text/csv; a header row, RFC 4180, cells starting with = + - @ prefixed with an apostrophe). ' +
         'A failure after the first byte ends the stream without its final chunk.',
       lane: 'heavy',

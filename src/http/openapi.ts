@@ -9,13 +9,119 @@ type JsonSchema = Record<string, unknown>;
 
 /**
  * joi → OpenAPI 3.1 schema: joi-to-json, with the corrections that make the document exact
- * (docs/adr/0022-openapi-document-quality.md): joi's description is corrected
- * before the conversion (`prepareDescription`), the converted schema after it (`correctSchema`).
+ * (docs/adr/0022-openapi-document-quality.md: `prepareDescription` before the conversion,
+ * `correctSchema` after it), then every named schema (`.meta({ className })`,
+ * docs/adr/0080-named-schemas.md) moved into `components` and referenced by `$ref`.
  */
-function toSchema(schema: Joi.Schema): JsonSchema {
+function toSchema(schema: Joi.Schema, components: Components): JsonSchema {
   const parse = joiToJson as unknown as (s: { describe(): unknown }, mode: string) => unknown;
   const description = prepareDescription(schema.describe() as JoiDescription);
-  return correctSchema(parse({ describe: () => description }, 'open-api-3.1') as JsonSchema);
+  return components.extract(correctSchema(parse({ describe: () => description }, 'open-api-3.1') as JsonSchema));
+}
+
+/** Marks a named schema through the conversion (joi-to-json copies `x-` metas); removed when extracted. */
+const NAME_KEY = 'x-schema-name';
+const UNION_KEY = 'x-schema-discriminator';
+
+/**
+ * `.meta({ 'x-documented-as': i })` on joi alternatives: the document shows only alternative `i`
+ * (with the alternatives' description), for a lenient form the service also accepts that client
+ * generators cannot type (a union of an array and an object).
+ */
+function documentedAlternative(node: JsonSchema): JsonSchema {
+  const index = node['x-documented-as'];
+  if (typeof index !== 'number') return node;
+  const chosen = ((node.oneOf ?? node.anyOf) as JsonSchema[] | undefined)?.[index];
+  if (!chosen) throw new Error(`OpenAPI: x-documented-as ${index} names no alternative`);
+  return { ...chosen, ...(node.description === undefined ? {} : { description: node.description }) };
+}
+
+/** What a use of a named schema says about that use rather than about the type: it stays beside the `$ref`. */
+const USE_SITE_KEYS = ['default', 'readOnly', 'writeOnly', 'deprecated'];
+
+/**
+ * The document's named schemas. Each name stands for one shape: a name declared for two
+ * different shapes fails the document's build, so a name can never silently mean two things.
+ */
+export class Components {
+  readonly schemas: Record<string, JsonSchema> = {};
+  private readonly descriptions = new Map<string, unknown>();
+  /** Each name's shape as first declared, to compare every later use with. */
+  private readonly shapes = new Map<string, string>();
+
+  /** Replaces every named schema in `schema` (deepest first) by a `$ref` to its component. */
+  extract(schema: JsonSchema): JsonSchema {
+    const walk = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(walk);
+      if (!isObject(node)) return node;
+      const out: JsonSchema = Object.fromEntries(
+        Object.entries(node).map(([k, v]) => [
+          k,
+          VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
+        ]),
+      );
+      return typeof out[NAME_KEY] === 'string' ? this.register(out) : documentedAlternative(out);
+    };
+    return walk(schema) as JsonSchema;
+  }
+
+  private register(node: JsonSchema): JsonSchema {
+    const name = node[NAME_KEY] as string;
+    const useSite: JsonSchema = {};
+    const shape: JsonSchema = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (k === NAME_KEY) continue;
+      if (USE_SITE_KEYS.includes(k)) useSite[k] = v;
+      else if (k !== 'description') shape[k] = v;
+    }
+    const union = shape[UNION_KEY];
+    delete shape[UNION_KEY];
+    const component = typeof union === 'string' ? this.discriminated(name, shape, union) : shape;
+    const seen = this.shapes.get(name);
+    if (seen === undefined) {
+      this.shapes.set(name, JSON.stringify(component));
+      // The first description a type is used with describes the type; a different one describes its use.
+      this.descriptions.set(name, node.description);
+      this.schemas[name] = node.description === undefined ? component : { description: node.description, ...component };
+    } else if (seen !== JSON.stringify(component)) {
+      throw new Error(
+        `OpenAPI: the schema name ${name} is declared for two different shapes:\n${seen}\n${JSON.stringify(component)}`,
+      );
+    }
+    const typeDescription = this.descriptions.get(name);
+    if (node.description !== undefined && node.description !== typeDescription) useSite.description = node.description;
+    return { $ref: `#/components/schemas/${name}`, ...useSite };
+  }
+
+  /**
+   * A union discriminated by `propertyName`: `oneOf` its named members with the discriminator and
+   * its mapping (each value of the member's property to the member), the property required in each.
+   * A conditional (if/then/else) is replaced by the union of its branches.
+   */
+  private discriminated(name: string, shape: JsonSchema, propertyName: string): JsonSchema {
+    const members = [
+      ...new Set(((shape.oneOf ?? shape.anyOf ?? []) as JsonSchema[]).map((m) => String(m.$ref ?? ''))),
+    ].sort();
+    if (members.length < 2 || members.some((ref) => !ref.startsWith('#/components/schemas/'))) {
+      throw new Error(`OpenAPI: the union ${name} must be alternatives of named schemas`);
+    }
+    const mapping: Record<string, string> = {};
+    for (const ref of members) {
+      const member = this.schemas[ref.slice('#/components/schemas/'.length)];
+      const property = (member.properties as Record<string, JsonSchema> | undefined)?.[propertyName];
+      const values = (property?.enum ?? (property && 'const' in property ? [property.const] : [])) as unknown[];
+      if (values.length === 0) throw new Error(`OpenAPI: ${ref} has no ${propertyName} values for the union ${name}`);
+      for (const v of values) mapping[String(v)] = ref;
+      const required = (member.required as string[] | undefined) ?? [];
+      if (!required.includes(propertyName)) member.required = [propertyName, ...required];
+    }
+    return { oneOf: members.map(($ref) => ({ $ref })), discriminator: { propertyName, mapping } };
+  }
+
+  /** The components sorted by name (a stable document). */
+  sorted(): Record<string, JsonSchema> {
+    return Object.fromEntries(Object.entries(this.schemas).sort(([a], [b]) => a.localeCompare(b)));
+  }
 }
 
 type JoiDescription = Record<string, unknown> & { flags?: Record<string, unknown>; metas?: Record<string, unknown>[] };
@@ -71,8 +177,10 @@ function prepareDescription(desc: JoiDescription): JoiDescription {
         metas: [...(recordType.metas ?? []), { readOnly: true }],
       };
     }
-    if (out.type === 'date') return withDateOnly(out);
-    return out.type === 'string' ? withAllowedText(withoutCidrFormats(out)) : out;
+    // Named (`.meta({ className })`) after the shape corrections, which keep the name on the outer form only.
+    const { metas, ...bare } = out;
+    const shaped = out.type === 'date' ? withDateOnly(bare) : out.type === 'string' ? withAllowedText(withoutCidrFormats(bare)) : bare;
+    return nameMetas(metas ? { ...shaped, metas } : shaped);
   };
   return walk(desc) as JoiDescription;
 }
@@ -139,6 +247,23 @@ function withAllowedText(out: JoiDescription): JoiDescription {
   };
 }
 
+/** `.meta({ className, discriminator })` → the `x-` metas joi-to-json carries into the converted schema. */
+function nameMetas(desc: JoiDescription): JoiDescription {
+  const metas = desc.metas ?? [];
+  // The last name given wins: a schema extended from a named one (`.keys()`) is named anew.
+  const named = metas.findLast((m) => typeof m.className === 'string');
+  if (named === undefined) return desc;
+  const { className, discriminator } = named;
+  const marks: Record<string, unknown>[] = [
+    { [NAME_KEY]: className },
+    ...(discriminator ? [{ [UNION_KEY]: discriminator }] : []),
+  ];
+  return {
+    ...desc,
+    metas: [...metas.filter((m) => m.className === undefined && m.discriminator === undefined), ...marks],
+  };
+}
+
 /** The type list joi-to-json gives `Joi.any()`: "array" without items, which no generator can type. */
 const JOI_ANY_TYPES = ['array', 'boolean', 'number', 'object', 'string', 'null'];
 
@@ -161,6 +286,12 @@ function correctSchema(schema: JsonSchema): JsonSchema {
         VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
       ]),
     );
+    // One allowed value: an enum of one, typed (code generators read a discriminator's values from `enum`).
+    if ('const' in out && !('enum' in out) && ['string', 'number', 'boolean'].includes(typeof out.const)) {
+      out.type ??= typeof out.const === 'number' ? (Number.isInteger(out.const) ? 'integer' : 'number') : typeof out.const;
+      out.enum = [out.const];
+      delete out.const;
+    }
     // A choice of texts (an allowed-text alternative, withAllowedText) is typed, as generators need.
     const choices = 'const' in out ? [out.const] : Array.isArray(out.enum) ? out.enum : undefined;
     if (out.type === undefined && choices?.length && choices.every((c) => typeof c === 'string')) out.type = 'string';
@@ -254,10 +385,12 @@ const idempotencyKeyParameter: JsonSchema = {
   'x-extension': true,
 };
 
-function parameters(spec: RouteSpec): JsonSchema[] {
+function parameters(spec: RouteSpec, components: Components): JsonSchema[] {
   const out: JsonSchema[] = spec.idempotent ? [idempotencyKeyParameter] : [];
   const names = [...spec.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-  const paramSchemas = spec.params ? (toSchema(spec.params).properties as Record<string, JsonSchema> | undefined) : {};
+  const paramSchemas = spec.params
+    ? (toSchema(spec.params, components).properties as Record<string, JsonSchema> | undefined)
+    : {};
   for (const name of names) {
     // A parameter may state its OpenAPI form with .meta({ openapi }) when joi converts it (e.g. a comma list).
     const metas = (spec.params?.extract(paramKey(name))?.describe().metas ?? []) as { openapi?: JsonSchema }[];
@@ -272,7 +405,7 @@ function parameters(spec: RouteSpec): JsonSchema[] {
     });
   }
   if (spec.query) {
-    const q = toSchema(spec.query);
+    const q = toSchema(spec.query, components);
     const required = new Set((q.required as string[] | undefined) ?? []);
     for (const [name, schema] of Object.entries((q.properties as Record<string, JsonSchema>) ?? {})) {
       out.push({ name, in: 'query', required: required.has(name), schema });
@@ -284,6 +417,8 @@ function parameters(spec: RouteSpec): JsonSchema[] {
 /** Builds the document for a route table. */
 export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
   const paths: Record<string, Record<string, unknown>> = {};
+  const components = new Components();
+  components.schemas.ErrorBody = errorBodySchema;
   for (const spec of routes) {
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
@@ -292,7 +427,9 @@ export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
         ...(r.schema || r.contentType
           ? {
               content: Object.fromEntries(
-                [r.contentType ?? 'application/json'].flat().map((t) => [t, { schema: r.schema ? toSchema(r.schema) : { type: 'string' } }]),
+                [r.contentType ?? 'application/json']
+                  .flat()
+                  .map((t) => [t, { schema: r.schema ? toSchema(r.schema, components) : { type: 'string' } }]),
               ),
             }
           : {}),
@@ -308,7 +445,7 @@ export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
       operationId: spec.operationId,
       summary: spec.summary,
       tags: [spec.tag],
-      parameters: parameters(spec),
+      parameters: parameters(spec, components),
       responses,
       ...(spec.sec ? { security: [{ 'token-security': [] }] } : {}),
       'x-roles': ['system', ...spec.roles],
@@ -318,7 +455,7 @@ export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
       const described = spec.body.describe() as { flags?: { presence?: string } };
       op.requestBody = {
         required: described.flags?.presence === 'required',
-        content: { [spec.bodyContentType ?? 'application/json']: { schema: toSchema(spec.body) } },
+        content: { [spec.bodyContentType ?? 'application/json']: { schema: toSchema(spec.body, components) } },
       };
     }
     const p = API_PREFIX + spec.path;
@@ -338,7 +475,7 @@ export function buildOpenApi(routes: RouteSpec[], version: string): JsonSchema {
     tags: [...new Set(routes.map((spec) => spec.tag))].map((name) => ({ name })),
     components: {
       securitySchemes: { 'token-security': { type: 'apiKey', in: 'header', name: TOKEN_HEADER } },
-      schemas: { ErrorBody: errorBodySchema },
+      schemas: components.sorted(),
     },
     paths,
   };

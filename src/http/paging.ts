@@ -5,7 +5,6 @@
 import Joi from 'joi';
 import type { PageRequest } from '../domain.js';
 
-
 export interface Page<T> {
   pageRequest: PageRequest;
   totalCount: number;
@@ -16,8 +15,12 @@ export interface Page<T> {
 export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 20;
 
-/** PageRequest schema; `sortable` lists the API field names a caller may sort by. */
-export function pageRequestSchema(sortable: readonly string[]): Joi.ObjectSchema<PageRequest> {
+/**
+ * PageRequest schema; `sortable` lists the API field names a caller may sort by. `item` names
+ * the request form in the OpenAPI document (`<item>PageRequest`, its sort keys `<item>SortOrder`):
+ * each page search has its own sortable fields.
+ */
+export function pageRequestSchema(sortable: readonly string[], item: string): Joi.ObjectSchema<PageRequest> {
   return Joi.object<PageRequest>({
     page: Joi.number().integer().min(0).default(0),
     size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
@@ -29,43 +32,77 @@ export function pageRequestSchema(sortable: readonly string[]): Joi.ObjectSchema
             .valid(...sortable)
             .required(),
           direction: Joi.string().uppercase().valid('ASC', 'DESC').default('ASC'),
-        }),
+        }).meta({ className: `${item}SortOrder` }),
       ),
   })
     .default()
-    .label('PageRequest');
+    .label('PageRequest')
+    .meta({ className: `${item}PageRequest` });
 }
 
-/** `{criteria, pageRequest}`: the shape of every Paged...Criteria type. */
+/**
+ * `{criteria, pageRequest}`: the shape of every Paged...Criteria type, named `label` (the spec's
+ * name); its page request is named after the label's item (`PagedUtmEndpointCriteria` → `UtmEndpointPageRequest`).
+ */
 export function pagedCriteriaSchema(
   criteria: Joi.ObjectSchema,
   sortable: readonly string[],
   label: string,
 ): Joi.ObjectSchema {
+  const item = label.replace(/^Paged?/, '').replace(/(Search)?Criteria$/, '');
   return Joi.object({
     criteria: criteria.default(),
-    pageRequest: pageRequestSchema(sortable),
+    pageRequest: pageRequestSchema(sortable, item),
   })
     .default()
-    .label(label);
+    .label(label)
+    .meta({ className: label })
+    .example({
+      criteria: {},
+      pageRequest: {
+        page: 0,
+        size: DEFAULT_PAGE_SIZE,
+        ...(sortable.length ? { sort: [{ field: sortable[0], direction: 'ASC' }] } : {}),
+      },
+    });
 }
 
 export function toPage<T>(pr: PageRequest, totalCount: number, items: T[]): Page<T> {
   return { pageRequest: pr, totalCount, totalPages: Math.ceil(totalCount / pr.size), items };
 }
 
-/** Schema of a page result whose items follow `item` (`toPage` always answers every field but `sort`). */
-export function pageSchema(item: Joi.Schema, label: string): Joi.ObjectSchema {
-  return Joi.object({
-    pageRequest: Joi.object({
-      page: Joi.number().integer().required(),
-      size: Joi.number().integer().required(),
-      sort: Joi.array().items(
-        Joi.object({ field: Joi.string().required(), direction: Joi.string().valid('ASC', 'DESC').required() }),
-      ),
-    }).required(),
+/** The page request a page result echoes: the request's page and size, and its sort keys when given. */
+const pageRequestEcho = Joi.object({
+  page: Joi.number().integer().required(),
+  size: Joi.number().integer().required(),
+  sort: Joi.array().items(
+    Joi.object({ field: Joi.string().required(), direction: Joi.string().valid('ASC', 'DESC').required() }).meta({
+      className: 'SortOrder',
+    }),
+  ),
+}).meta({ className: 'PageRequest' });
+
+/**
+ * Schema of a page result whose items follow `item` (`toPage` always answers every field but
+ * `sort`), named `name` in the OpenAPI document: `<Item>Page`.
+ */
+export function pageSchema(item: Joi.Schema, name: string): Joi.ObjectSchema {
+  // A page of the item's example, when the item has one (docs/api.md's examples are the document's).
+  const example = (item.describe() as { examples?: unknown[] }).examples?.[0];
+  const page = Joi.object({
+    pageRequest: pageRequestEcho.required(),
     totalCount: Joi.number().integer().min(0).required(),
     totalPages: Joi.number().integer().min(0).required(),
     items: Joi.array().items(item).required(),
-  }).label(label);
+  })
+    .label(name)
+    .meta({ className: name });
+  return example === undefined
+    ? page
+    : page.example({
+        pageRequest: { page: 0, size: DEFAULT_PAGE_SIZE },
+        totalCount: 1,
+        totalPages: 1,
+        items: [example],
+      });
 }

@@ -18,19 +18,27 @@ export const isoDateOut = Joi.string().isoDate();
 export const userKey = Joi.object({
   username: Joi.string().allow(''),
   authenticator: Joi.string().allow(''),
-}).label('UserKey');
+})
+  .label('UserKey')
+  .meta({ className: 'UserKey' });
 
 export const seqNoPrimaryTerm = Joi.object({
   sequenceNumber: Joi.number().integer().min(0).required(),
   primaryTerm: Joi.number().integer().min(1).required(),
-}).label('SeqNoPrimaryTerm');
+})
+  .label('SeqNoPrimaryTerm')
+  .meta({ className: 'SeqNoPrimaryTerm' });
 
 export const aggregationTermBucket = Joi.object({
   key: Joi.string().required(),
   count: Joi.number().integer().min(0).required(),
-}).label('AggregationTermBucket');
+})
+  .label('AggregationTermBucket')
+  .meta({ className: 'AggregationTermBucket' });
 
-export const countWrapper = Joi.object({ count: Joi.number().integer().min(0).required() }).label('CountWrapper');
+export const countWrapper = Joi.object({ count: Joi.number().integer().min(0).required() })
+  .label('CountWrapper')
+  .meta({ className: 'CountWrapper' });
 
 /**
  * A server-owned field of a request body: any value is accepted (clients echo records back)

@@ -1,9 +1,9 @@
 /** The audit trail (POST /audit/search-page, an extension): admin and system tokens only. */
 import { API, client, unwrap } from './client';
-import type { Body, Ok } from './types';
+import type { Schema } from './types';
 
-export type AuditPage = Ok<'searchAuditEvents'>;
-export type AuditCriteria = NonNullable<Body<'searchAuditEvents'>['criteria']>;
+export type AuditPage = Schema<'AuditEventPage'>;
+export type AuditCriteria = Schema<'AuditSearchCriteria'>;
 
 export function searchAudit(criteria: AuditCriteria, page: number, size: number): Promise<AuditPage> {
   return unwrap(

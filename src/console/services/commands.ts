@@ -1,9 +1,9 @@
 /** Command messages to an endpoint: send one, list recent ones, read one (its status). */
 import { API, client, unwrap } from './client';
-import type { Ok } from './types';
+import type { Schema } from './types';
 
-export type CommandMessage = Ok<'getEndpointCommandMessage'>;
-export type CommandPage = Ok<'listEndpointCommandMessages'>;
+export type CommandMessage = Schema<'EndpointCommandMessage'>;
+export type CommandPage = Schema<'EndpointCommandMessagePage'>;
 
 /** Queues a command message for the endpoint (POST /command-message/endpoint/{endpoint-id}). */
 export function sendCommand(endpointId: string, module: string, name: string): Promise<CommandMessage> {

@@ -1,16 +1,16 @@
 /** Endpoints of the three families: searches, counts, aggregations, one record. */
 import { API, client, unwrap } from './client';
 import { singleOrg, type Scope } from './scope';
-import type { Body, Ok } from './types';
+import type { Body, Ok, Schema } from './types';
 
-export type AgentPage = Ok<'searchEndpoints'>;
-export type UtmPage = Ok<'searchUtmEndpoints'>;
-export type LtePage = Ok<'searchLteEndpoints'>;
-export type AgentSortField = NonNullable<NonNullable<Body<'searchEndpoints'>['pageRequest']>['sort']>[number]['field'];
-export type UtmSortField = NonNullable<NonNullable<Body<'searchUtmEndpoints'>['pageRequest']>['sort']>[number]['field'];
-export type LteSortField = NonNullable<NonNullable<Body<'searchLteEndpoints'>['pageRequest']>['sort']>[number]['field'];
-export type ConnectionStatus = NonNullable<Body<'countUtmEndpoints'>['connectionStatuses']>[number];
-export type AnyEndpoint = Ok<'getEndpoint'>;
+export type AgentPage = Schema<'AgentEndpointPage'>;
+export type UtmPage = Schema<'UtmEndpointPage'>;
+export type LtePage = Schema<'LteEndpointPage'>;
+export type AgentSortField = Schema<'EndpointSortOrder'>['field'];
+export type UtmSortField = Schema<'UtmEndpointSortOrder'>['field'];
+export type LteSortField = Schema<'LteEndpointSortOrder'>['field'];
+export type ConnectionStatus = NonNullable<Schema<'UtmCriteria'>['connectionStatuses']>[number];
+export type AnyEndpoint = Schema<'Endpoint'>;
 
 export const CONNECTION_STATUSES: ConnectionStatus[] = ['CONNECTED', 'POTENTIALLY_DISCONNECTED', 'DISCONNECTED', 'NEVER', 'UNINSTALLED'];
 

@@ -4,14 +4,14 @@
  * URL), then handed to the browser as a Blob download.
  */
 import { API, client, unwrap } from './client';
-import type { Body } from './types';
+import type { Schema } from './types';
 
 export type ExportFormat = 'ndjson' | 'csv';
 const ACCEPT: Record<ExportFormat, string> = { ndjson: 'application/x-ndjson', csv: 'text/csv' };
 
-type AgentBody = Body<'searchEndpoints'>;
-type UtmBody = Body<'searchUtmEndpoints'>;
-type LteBody = Body<'searchLteEndpoints'>;
+type AgentBody = Schema<'PagedEndpointCriteria'>;
+type UtmBody = Schema<'PagedUtmEndpointCriteria'>;
+type LteBody = Schema<'PageLteEndpointCriteria'>;
 
 /** The export of one family's search body, as a Blob. */
 export function exportBlob(

@@ -1,11 +1,11 @@
 /** Bulk actions as jobs (POST/GET/DELETE /jobs, extensions). */
 import { API, client, unwrap } from './client';
-import type { Body, Ok } from './types';
+import type { Schema } from './types';
 
-export type Job = Ok<'getJob'>;
-export type JobPage = Ok<'listJobs'>;
-export type JobAction = Body<'createJob'>['action'];
-export type JobCriteria = NonNullable<Body<'createJob'>['criteria']>;
+export type Job = Schema<'Job'>;
+export type JobPage = Schema<'JobPage'>;
+export type JobAction = Schema<'JobAction'>;
+export type JobCriteria = Schema<'EndpointCriteria'>;
 
 export type JobDryRun = Ok<'createJob'>;
 

@@ -1,10 +1,10 @@
 /** Licenses: counts by state, one license, state moves (the state machine may refuse: 409). */
 import { API, client, unwrap } from './client';
 import { singleOrg, type Scope } from './scope';
-import type { Body, Ok } from './types';
+import type { Schema } from './types';
 
-export type License = Ok<'getLicense'>;
-export type LicenseState = NonNullable<Body<'countLicenses'>['state']>;
+export type License = Schema<'LicenseInfo'>;
+export type LicenseState = NonNullable<Schema<'LicenseCriteria'>['state']>;
 export const LICENSE_STATES: LicenseState[] = ['CREATED', 'ACTIVATED', 'REVOKED', 'DEACTIVATED', 'EXPIRED'];
 
 /** Licenses of the scope in a state (POST /license/count). */

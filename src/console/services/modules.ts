@@ -1,12 +1,12 @@
 /** Enabled modules of an endpoint and bundle subscriptions of an organization. */
 import { API, ApiError, client, unwrap } from './client';
-import type { Body, Ok } from './types';
+import type { Ok, Schema } from './types';
 
-export type EnabledModules = Ok<'getEndpointEnabledModules'>;
-export type ModuleName = NonNullable<Body<'subscribeOrgBundle'>['modules']>[number];
+export type EnabledModules = Schema<'EnabledModules'>;
+export type ModuleName = NonNullable<Schema<'BundleSubscription'>['modules']>[number];
 export type ModuleState = 'PENDING' | 'ACTIVE' | 'INACTIVE';
 export const MODULES: ModuleName[] = ['fim', 'wel', 'antivirus', 'cmd', 'dnsFilter', 'fusionScanner', 'iocDetection', 'pan', 'policy', 'network', 'softwareInventory', 'vuln', 'fde', 'mdr'];
-export type Bundle = Ok<'listBundles'>[number];
+export type Bundle = Schema<'Bundle'>;
 
 /** The endpoint's enabled modules, or undefined when never written (404). */
 export async function getEndpointModules(id: string): Promise<EnabledModules | undefined> {

@@ -1,8 +1,8 @@
 /** Organizations: the caller's subtree for the scope picker. */
 import { API, client, unwrap } from './client';
-import type { Ok } from './types';
+import type { Schema } from './types';
 
-export type OrganizationTree = Ok<'getOrganizationTree'>;
+export type OrganizationTree = Schema<'OrganizationTree'>;
 export type OrganizationNode = OrganizationTree['organizations'][number];
 
 /** The organizations of the caller's subtree (GET /org/tree). */

@@ -1,9 +1,9 @@
 /** The host-info report: agents of the scope grouped by a host column. */
 import { API, client, unwrap } from './client';
 import { orgIdList, type Scope } from './scope';
-import type { Ok } from './types';
+import type { Schema } from './types';
 
-export type Buckets = Ok<'hostInfoAggregation'>;
+export type Buckets = Schema<'AggregationTermBucket'>[];
 
 /** Agents by operating system (POST /report/host-info/aggregation, column os). */
 export function agentsByOs(scope: Scope): Promise<Buckets> {

@@ -1,10 +1,10 @@
 /** Software inventory: the organization's summary, the hosts with a title, one endpoint's list. */
 import { API, client, unwrap } from './client';
-import type { Ok } from './types';
+import type { Schema } from './types';
 
-export type SummaryPage = Ok<'searchOrgSoftwareInventorySummary'>;
-export type SoftwareRecord = Ok<'getOrgSoftwareInventoryBySoftware'>[number];
-export type EndpointSoftwarePage = Ok<'searchEndpointSoftwareInventory'>;
+export type SummaryPage = Schema<'EndpointInstalledSoftwareCountPage'>;
+export type SoftwareRecord = Schema<'EndpointInstalledSoftware'>;
+export type EndpointSoftwarePage = Schema<'EndpointInstalledSoftwarePage'>;
 export type SummarySortField = 'name' | 'version' | 'count';
 
 /** One page of the organization's titles with host counts (POST /org/{id}/software-inventory-summary/search-page). */

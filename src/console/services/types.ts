@@ -1,5 +1,8 @@
-/** Record types named by operation, from the generated client types. */
-import type { operations } from '../../../generated/console-api';
+/** The API's types by their names in the OpenAPI document, from the generated client types. */
+import type { components, operations } from '../../../generated/console-api';
+
+/** A named schema of the OpenAPI document (`components.schemas`): the records, criteria and pages. */
+export type Schema<N extends keyof components['schemas']> = components['schemas'][N];
 
 /** The JSON body an operation answers with `status`. */
 export type Ok<O extends keyof operations, S extends number = 200> = operations[O]['responses'] extends Record<

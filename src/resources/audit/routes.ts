@@ -26,7 +26,7 @@ const criteria = Joi.object<AuditSearchCriteria>({
   kind: Joi.string().valid(...AUDIT_KINDS),
   status: Joi.number().integer().min(100).max(599).description('the HTTP status answered'),
   requestId: Joi.string().max(128),
-}).label('AuditSearchCriteria');
+}).label('AuditSearchCriteria').meta({ className: 'AuditSearchCriteria' });
 
 const auditEvent = Joi.object({
   id: Joi.string().required(),
@@ -47,12 +47,12 @@ const auditEvent = Joi.object({
     address: Joi.string().description("the client's address: the connection's peer, or the client a trusted reverse proxy names in X-Forwarded-For"),
   })
     .required()
-    .label('AuditActor'),
-  target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),
+    .label('AuditActor').meta({ className: 'AuditActor' }),
+  target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget').meta({ className: 'AuditTarget' }),
   details: Joi.object()
     .unknown(true)
     .description("what the operation records besides who, what and which: a job's criteria, allAgents, matched (agents matching when it was created) and confirmedBy"),
-}).label('AuditEvent');
+}).label('AuditEvent').meta({ className: 'AuditEvent' });
 
 export function auditRoutes(svc: AuditService): RouteSpec[] {
   return [
@@ -72,7 +72,7 @@ export function auditRoutes(svc: AuditService): RouteSpec[] {
       roles: WRITERS,
       extension: true,
       body: pagedCriteriaSchema(criteria, Object.keys(AUDIT_SORT_FIELDS), 'PagedAuditSearchCriteria').required(),
-      responses: { 200: { description: 'OK', schema: pageSchema(auditEvent, 'PageAuditEvent') } },
+      responses: { 200: { description: 'OK', schema: pageSchema(auditEvent, 'AuditEventPage') } },
       errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.search(body.criteria, body.pageRequest, access)),
     }),

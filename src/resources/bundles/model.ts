@@ -1,7 +1,7 @@
 /** Bundle (spec 4.6; its fields are not shown in the spec, designed here): a named set of modules. */
 import Joi from 'joi';
 import { id as idSchema } from '../../http/schemas.js';
-import { MODULE_NAMES, type ModuleName } from '../module-names.js';
+import { MODULE_NAMES, moduleNameSchema, type ModuleName } from '../module-names.js';
 
 export interface Bundle {
   id: string;
@@ -16,7 +16,7 @@ export const bundleFields = {
   name: Joi.string().trim().min(1).max(256).required(),
   description: Joi.string().trim().allow('').max(4096).default(''),
   modules: Joi.array()
-    .items(Joi.string().valid(...MODULE_NAMES))
+    .items(moduleNameSchema)
     .min(1)
     // unique() already bounds it; max() says so in the document.
     .max(MODULE_NAMES.length)
@@ -29,7 +29,7 @@ export const bundleSchema = Joi.object({
   name: Joi.string().required(),
   description: Joi.string().allow('').required(),
   modules: Joi.array()
-    .items(Joi.string().valid(...MODULE_NAMES))
+    .items(moduleNameSchema)
     .required(),
-}).label('Bundle');
+}).label('Bundle').meta({ className: 'Bundle' }).example({"id": "essentials", "name": "Essentials", "description": "File integrity and antivirus", "modules": ["fim", "antivirus"]});
 

@@ -8,7 +8,7 @@ import type { BundleService } from './service.js';
 
 const bundleIn = Joi.object({ ...bundleFields, id: bundleFields.id.optional() })
   .required()
-  .label('Bundle');
+  .label('Bundle').meta({ className: 'BundleInput' });
 
 const ALL: readonly Role[] = [...READERS, 'agent'];
 

@@ -22,7 +22,7 @@ const defaultClientVersions = Joi.object({
   linux: versionString.required(),
   mac: versionString.required(),
   windows: versionString.required(),
-}).label('DefaultClientVersions');
+}).label('DefaultClientVersions').meta({ className: 'DefaultClientVersions' }).example({"linux": "v3.9.0", "mac": "v3.9.1", "windows": "v3.10.2"});
 
 const orgTargetVersionIn = Joi.object({
   orgId: Joi.string().strip(),
@@ -31,14 +31,14 @@ const orgTargetVersionIn = Joi.object({
   windows: versionString.allow('').required(),
 })
   .required()
-  .label('OrgTargetVersion');
+  .label('OrgTargetVersion').meta({ className: 'OrgTargetVersionInput' });
 
 const orgTargetVersion = Joi.object({
   orgId: Joi.string().required(),
   linux: Joi.string().allow(''),
   mac: Joi.string().allow(''),
   windows: Joi.string().allow(''),
-}).label('OrgTargetVersion');
+}).label('OrgTargetVersion').meta({ className: 'OrgTargetVersion' });
 
 const endpointOrgConfig = Joi.object({
   orgId: Joi.string().required(),
@@ -53,7 +53,7 @@ const endpointOrgConfig = Joi.object({
   createdAt: isoDateOut,
   updatedAt: isoDateOut,
   version: seqNoPrimaryTerm,
-}).label('EndpointOrgConfig');
+}).label('EndpointOrgConfig').meta({ className: 'EndpointOrgConfig' });
 
 const orgParams = Joi.object({ orgId: orgId.required() });
 const ALL: readonly ('admin' | 'reader' | 'agent')[] = ['admin', 'reader', 'agent'];

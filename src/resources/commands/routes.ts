@@ -50,13 +50,13 @@ const ttlSeconds = Joi.number()
   .integer()
   .min(1)
   .max(365 * 86_400)
-  .description('Extension (x-extension, issue 16): seconds until the message expires; default ECS_COMMAND_TTL');
+  .description('Extension: seconds until the message expires; default ECS_COMMAND_TTL').meta({ 'x-extension': true });
 
 /** The status as it reads: the spec's enum plus the extension status EXPIRED. */
 const effectiveStatus = Joi.string()
   .valid(...EFFECTIVE_COMMAND_MESSAGE_STATUSES)
   .description(
-    'EndpointCommandMessageStatus; EXPIRED is an extension status (x-extension, issue 16): a CREATED or RETRY message past its expiresAt reads EXPIRED and can no longer move',
+    'EndpointCommandMessageStatus; EXPIRED is an extension status: a CREATED or RETRY message past its expiresAt reads EXPIRED and can no longer move',
   );
 
 export const endpointCommandMessage = Joi.object({
@@ -75,10 +75,10 @@ export const endpointCommandMessage = Joi.object({
   ruuid: Joi.string(),
   ts: isoDateOut.required(),
   payload: payload.required(),
-  expiresAt: isoDateOut.description('Extension (x-extension, issue 16): when the message expires unless it was sent or failed before'),
-  retries: Joi.number().integer().min(0).description('Extension (x-extension, issue 16): moves into RETRY so far (at most ECS_COMMAND_MAX_RETRIES)'),
-  failureReason: Joi.string().description('Extension (x-extension, issue 16): why the message failed'),
-}).label('EndpointCommandMessage');
+  expiresAt: isoDateOut.description('Extension: when the message expires unless it was sent or failed before').meta({ 'x-extension': true }),
+  retries: Joi.number().integer().min(0).description('Extension: moves into RETRY so far (at most ECS_COMMAND_MAX_RETRIES)').meta({ 'x-extension': true }),
+  failureReason: Joi.string().description('Extension: why the message failed').meta({ 'x-extension': true }),
+}).label('EndpointCommandMessage').meta({ className: 'EndpointCommandMessage' }).example({"id": "cm-91b2", "status": "SENT", "endpointId": "ep-7f3a9c", "orgId": "msp-1", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "createdAt": "2026-11-26T08:00:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "version": {"sequenceNumber": 41, "primaryTerm": 1}, "module": "fim", "name": "rescan", "uuid": "6f1c2a7e-3f7d-4d0e-9a57-0b5b8f6f3c11", "ts": "2026-11-26T08:00:00.000Z", "payload": {"paths": ["C:/Windows/System32"]}, "expiresAt": "2026-11-27T08:00:00.000Z", "retries": 0});
 
 const delivery = Joi.object({
   uuid: Joi.string().required(),
@@ -92,7 +92,7 @@ const delivery = Joi.object({
   updatedBy: Joi.string().required(),
   createdAt: isoDateOut.required(),
   updatedAt: isoDateOut.required(),
-}).label('EndpointCommandMessageDelivery');
+}).label('EndpointCommandMessageDelivery').meta({ className: 'EndpointCommandMessageDelivery' }).example({"uuid": "6f1c2a7e-3f7d-4d0e-9a57-0b5b8f6f3c11", "endpointId": "ep-7f3a9c", "orgId": "msp-1", "status": "DELIVERED", "version": 2, "createdBy": "soc-admin", "updatedBy": "ep-7f3a9c", "createdAt": "2026-11-26T08:00:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z"});
 
 const newMessage = Joi.object<NewMessage>({
   module: moduleName.required(),
@@ -101,14 +101,14 @@ const newMessage = Joi.object<NewMessage>({
   ttlSeconds,
 })
   .required()
-  .label('EndpointCommandMessageRequest');
+  .label('EndpointCommandMessageRequest').meta({ className: 'NewEndpointCommandMessage' });
 
 const statusPatch = Joi.object({
   version: seqNoPrimaryTerm.description('when given, the move applies only to this version of the message (409 otherwise)'),
   failureReason: Joi.string()
     .max(1024)
-    .description('Extension (x-extension, issue 16): why the message failed, kept with a failure status'),
-}).label('EndpointCommandMessageStatusPatch');
+    .description('Extension: why the message failed, kept with a failure status').meta({ 'x-extension': true }),
+}).label('EndpointCommandMessageStatusPatch').meta({ className: 'EndpointCommandMessageStatusChange' }).example({"version": {"sequenceNumber": 41, "primaryTerm": 1}});
 
 const commandRequest = Joi.object<CommandRequest>({
   command: Joi.string().pattern(COMMAND_NAME_PATTERN, 'command name').required(),
@@ -116,7 +116,7 @@ const commandRequest = Joi.object<CommandRequest>({
   ttlSeconds,
 })
   .required()
-  .label('CommandRequest');
+  .label('CommandRequest').meta({ className: 'CommandRequest' });
 
 const supportInformationRequest = Joi.object<SupportInformationRequest>({
   endpointId: id.required(),
@@ -125,13 +125,13 @@ const supportInformationRequest = Joi.object<SupportInformationRequest>({
     .required(),
 })
   .required()
-  .label('SupportInformationRequest');
+  .label('SupportInformationRequest').meta({ className: 'SupportInformationRequest' });
 
 const iocUpdateData = Joi.object<{ rulesUrl: string }>({
   rulesUrl: Joi.string().uri({ scheme: ['https'] }).max(2048).required(),
 })
   .required()
-  .label('IocUpdateData');
+  .label('IocUpdateData').meta({ className: 'IocUpdateData' });
 
 const endpointIdParams = Joi.object({ endpointId: id.required() });
 const idParams = Joi.object({ id: id.required() });
@@ -174,7 +174,7 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
         page: Joi.number().integer().min(0).default(0),
         size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
       }),
-      responses: { 200: { description: 'OK', schema: pageSchema(endpointCommandMessage, 'PageEndpointCommandMessage') } },
+      responses: { 200: { description: 'OK', schema: pageSchema(endpointCommandMessage, 'EndpointCommandMessagePage') } },
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, query, access }) => {
         const pr: PageRequest = { page: query.page, size: query.size };

@@ -11,7 +11,7 @@ export const migrationCounts = Joi.object({
   sourceCount: count.description('records read from Elasticsearch'),
   destCount: count.description('rows written or updated in PostgreSQL'),
   ignoredCount: count.description('records skipped: already migrated and unchanged, or deleted'),
-}).label('MigrationCounts');
+}).label('MigrationCounts').meta({ className: 'MigrationCounts' });
 
 function migrationRoute(svc: DeviceMigrationService, family: DeviceFamily, operationId: string, path: string): RouteSpec {
   const noun = family === 'utm' ? 'UTM' : 'LTE';

@@ -15,7 +15,7 @@ const statusBucket = Joi.object({
     .valid(...CONNECTION_STATUSES)
     .required(),
   count: Joi.number().integer().min(0).required(),
-}).label('ConnectionStatusBucket');
+}).label('ConnectionStatusBucket').meta({ className: 'ConnectionStatusCount' });
 
 const buckets = Joi.array().items(statusBucket).description('one bucket per ConnectionStatus that some matching record has, in the enum order');
 

@@ -2,7 +2,7 @@
 import net from 'node:net';
 import Joi from 'joi';
 import { pagedCriteriaSchema, pageSchema } from '../../http/paging.js';
-import { id as baseId, isoDate as baseIsoDate, isoDateOut, orgId, serverOwned, serverOwnedField, userKey } from '../../http/schemas.js';
+import { id as baseId, isoDate as baseIsoDate, isoDateOut, orgId, serverOwned, serverOwnedField } from '../../http/schemas.js';
 import {
   CONNECTION_STATUSES,
   ENDPOINT_TYPES,
@@ -36,7 +36,9 @@ export const hostSchema = Joi.object({
   virtualizationSystem: text,
   virtualizationRole: text,
   hostid: text,
-}).label('Host');
+})
+  .label('Host')
+  .meta({ className: 'Host' });
 
 export const addressSchema = Joi.object({
   addressLine1: text,
@@ -48,15 +50,19 @@ export const addressSchema = Joi.object({
   notes: Joi.string().max(4096).allow(''),
   tags: Joi.array()
     .max(100)
-    .items(Joi.object({ name: text, prefix: text, value: text })),
-}).label('Address');
+    .items(Joi.object({ name: text, prefix: text, value: text }).meta({ className: 'AddressTag' })),
+})
+  .label('Address')
+  .meta({ className: 'Address' });
 
 export const siteSchema = Joi.object({
   id: keyText,
   orgName: text,
   address: addressSchema,
   displayName: text,
-}).label('Site');
+})
+  .label('Site')
+  .meta({ className: 'Site' });
 
 const connectionStatus = Joi.string().valid(...CONNECTION_STATUSES);
 const externalStatus = Joi.string().valid(...EXTERNAL_STATUSES);
@@ -69,7 +75,9 @@ const commonIn = {
   version: int.min(1),
   ...serverOwned,
   deleted: serverOwnedField(Joi.boolean()),
-  lastSeen: serverOwnedField(isoDateOut),
+  lastSeen: serverOwnedField(isoDateOut).description(
+    'Extension: the last sign of life recorded for the endpoint; a CONNECTED endpoint not seen for its presence timeout reads as POTENTIALLY_DISCONNECTED',
+  ).meta({ 'x-extension': true }),
   orgId: orgId,
   clientVersion: text,
   certSubject: text,
@@ -130,81 +138,41 @@ export function polymorphicEndpointBody(): Joi.AlternativesSchema {
         otherwise: endpointBody('agent'),
       }),
     })
-    .label('EndpointPolymorphicInput');
+    .label('EndpointPolymorphicInput')
+    .meta({ className: 'Endpoint', discriminator: 'type' });
 }
 
-/** Request body of one family (create or replace); `type` is limited to the family's values. */
+/**
+ * One family's record as a client writes it (create or replace; `type` limited to the family's
+ * values) and as the service answers it: one named schema per family in the OpenAPI document,
+ * its server-owned fields read-only, so a record read can be sent back as it is.
+ */
 export function endpointBody(family: Family): Joi.ObjectSchema {
   const type = Joi.string().valid(...FAMILY_TYPES[family]);
   switch (family) {
     case 'utm':
-      return Joi.object({ ...commonIn, type, ...utmIn }).label('UtmEndpoint');
+      return Joi.object({ ...commonIn, type, ...utmIn }).label('UtmEndpoint').meta({ className: 'UtmEndpoint' }).example({"id": "fw-0042", "version": 3, "orgId": "msp-1", "createdAt": "2026-11-20T09:12:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "deleted": false, "type": "EXTERNAL_UTM", "displayName": "main-office-fw", "serialId": "Q2XX-ABCD-1234", "siteId": "site-12", "lastMacAddress": "00:18:0a:12:34:56", "model": "MX68", "manufacturer": "Example Networks", "commonName": "fw-0042.example.net", "wanStatus": "WAN1", "connectionStatus": "CONNECTED", "site": {"id": "site-12", "orgName": "Example Dental", "displayName": "Main office", "address": {"city": "Lyon", "country": "FR", "tags": [{"name": "floor", "prefix": "f", "value": "2"}]}}});
     case 'lte':
-      return Joi.object({ ...commonIn, type, ...lteIn }).label('LteEndpoint');
+      return Joi.object({ ...commonIn, type, ...lteIn }).label('LteEndpoint').meta({ className: 'LteEndpoint' }).example({"id": "lte-0007", "version": 3, "orgId": "msp-1", "createdAt": "2026-11-20T09:12:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "deleted": false, "type": "VC_LTE", "displayName": "kiosk-router", "imei": "356938035643809", "iccid": "8944500102198304826", "telco": "Example Mobile", "dataUsage": 1.75, "dataAllowance": 10737418240, "site": {"id": "site-12", "orgName": "Example Dental", "displayName": "Main office", "address": {"city": "Lyon", "country": "FR", "tags": [{"name": "floor", "prefix": "f", "value": "2"}]}}});
     default:
-      return Joi.object({ ...commonIn, type }).label('Endpoint');
+      return Joi.object({ ...commonIn, type }).label('Endpoint').meta({ className: 'AgentEndpoint' }).example({"id": "ep-7f3a9c", "version": 3, "orgId": "msp-1", "createdAt": "2026-11-20T09:12:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z", "createdBy": {"username": "soc-admin", "authenticator": "token"}, "updatedBy": {"username": "soc-admin", "authenticator": "token"}, "deleted": false, "type": "VC_ENDPOINT", "displayName": "reception-pc", "clientVersion": "v3.10.2", "hostInfo": {"hostName": "reception-pc", "os": "windows", "platform": "Microsoft Windows 11 Pro", "kernelArch": "x86_64", "uptime": 86400}, "lastIp": "203.0.113.7", "internalIps": ["10.0.0.12"], "connectionStatus": "CONNECTED", "lastConnect": "2026-11-26T08:00:00.000Z", "lastSeen": "2026-11-26T08:00:00.000Z", "latestConfig": true});
   }
 }
 
-const commonOut = {
-  id: Joi.string().required(),
-  version: int.min(1).required(),
-  createdBy: userKey,
-  updatedBy: userKey,
-  createdAt: isoDateOut,
-  updatedAt: isoDateOut,
-  orgId: Joi.string().required(),
-  clientVersion: Joi.string().allow(''),
-  certSubject: Joi.string().allow(''),
-  displayName: Joi.string().allow(''),
-  hostInfo: hostSchema,
-  lastConnect: isoDateOut,
-  lastDisconnect: isoDateOut,
-  certExpiry: isoDateOut,
-  lastIp: Joi.string(),
-  fimHoh: Joi.string().allow(''),
-  panHoh: Joi.string().allow(''),
-  latestConfig: Joi.boolean(),
-  internalIps: Joi.array().items(Joi.string()),
-  connectionStatus,
-  externalStatus,
-  deleted: Joi.boolean().required(),
-  lastSeen: isoDateOut.description(
-    'Extension (x-extension, issue 16): the last sign of life recorded for the endpoint; a CONNECTED endpoint not seen for its presence timeout reads as POTENTIALLY_DISCONNECTED',
-  ),
-};
-
-const utmOut = {
-  ...utmIn,
-  lastEventUpdateTs: isoDateOut,
-  lastSecurityEventUpdateTs: isoDateOut,
-};
-
-/** Endpoint (agent) record. */
-export const endpointRecord = Joi.object({
-  ...commonOut,
-  type: Joi.string().valid(...FAMILY_TYPES.agent).required(),
-}).label('Endpoint');
-
-/** UtmEndpoint record. */
-export const utmEndpointRecord = Joi.object({
-  ...commonOut,
-  type: Joi.string().valid(...FAMILY_TYPES.utm).required(),
-  ...utmOut,
-}).label('UtmEndpoint');
-
-/** LteEndpoint record. */
-export const lteEndpointRecord = Joi.object({
-  ...commonOut,
-  type: Joi.string().valid(...FAMILY_TYPES.lte).required(),
-  ...lteIn,
-}).label('LteEndpoint');
+/**
+ * The records the service answers are described by the same schemas as the bodies it takes
+ * (server-owned fields read-only): a record read can be sent back without conversion.
+ */
+export const endpointRecord = endpointBody('agent');
+export const utmEndpointRecord = endpointBody('utm');
+export const lteEndpointRecord = endpointBody('lte');
 
 /** Any record of the family, in its own shape (discriminated by `type`). */
 export const anyEndpointRecord = Joi.alternatives()
   .try(endpointRecord, utmEndpointRecord, lteEndpointRecord)
   .label('EndpointPolymorphic')
-  .description(`one of Endpoint, UtmEndpoint, LteEndpoint by type (${ENDPOINT_TYPES.join(', ')})`);
+  .meta({ className: 'Endpoint', discriminator: 'type' })
+  .description(`one of AgentEndpoint, UtmEndpoint, LteEndpoint by type (${ENDPOINT_TYPES.join(', ')})`);
 
 export const UTM_CRITERIA = Joi.object({
   connectionStatuses: Joi.array().max(10).items(connectionStatus),
@@ -215,22 +183,28 @@ export const UTM_CRITERIA = Joi.object({
   siteKey: keyText.description('matches site.id'),
   includeChildren: Joi.boolean().default(false),
   wanStatuses: Joi.array().max(2).items(wanStatus),
-}).label('UtmCriteria');
+})
+  .label('UtmCriteria')
+  .meta({ className: 'UtmCriteria' });
 
 export const LTE_CRITERIA = Joi.object({
   orgId: orgId,
   dataUsageGreaterThen: Joi.number(),
   includeChildren: Joi.boolean().default(false),
-}).label('LteEndpointCriteria');
+})
+  .label('LteEndpointCriteria')
+  .meta({ className: 'LteEndpointCriteria' });
 
 export const ENDPOINT_CRITERIA = Joi.object({
   basic: Joi.string().trim().max(256).allow(''),
-  connectionStatuses: Joi.array().max(10).items(connectionStatus).description('Extension (x-extension, issue 16): presence applied, as in UtmCriteria'),
+  connectionStatuses: Joi.array().max(10).items(connectionStatus).description('Extension: matches the connection status with presence applied, as in UtmCriteria').meta({ 'x-extension': true }),
   orgId: orgId,
   includeScannerEndpoints: Joi.boolean(),
   showInactiveEndpoints: Joi.boolean(),
   hideInactiveAfterDays: int.min(0).max(36_500),
-}).label('EndpointCriteria');
+})
+  .label('EndpointCriteria')
+  .meta({ className: 'EndpointCriteria' });
 
 /** API field → indexed field a page may be sorted by. */
 const COMMON_SORT: Record<string, string> = {
@@ -272,9 +246,9 @@ export const pagedUtmCriteria = pagedCriteriaSchema(UTM_CRITERIA, Object.keys(UT
 export const pagedLteCriteria = pagedCriteriaSchema(LTE_CRITERIA, Object.keys(LTE_SORT), 'PageLteEndpointCriteria');
 export const pagedEndpointCriteria = pagedCriteriaSchema(ENDPOINT_CRITERIA, Object.keys(ENDPOINT_SORT), 'PagedEndpointCriteria');
 
-export const pageUtmEndpoint = pageSchema(utmEndpointRecord, 'PageUtmEndpoint');
-export const pageLteEndpoint = pageSchema(lteEndpointRecord, 'PageLteEndpoint');
-export const pageEndpoint = pageSchema(endpointRecord, 'PageEndpoint');
+export const pageUtmEndpoint = pageSchema(utmEndpointRecord, 'UtmEndpointPage');
+export const pageLteEndpoint = pageSchema(lteEndpointRecord, 'LteEndpointPage');
+export const pageEndpoint = pageSchema(endpointRecord, 'AgentEndpointPage');
 
 /** An RFC 6901 pointer: empty (the whole record) or starting with a slash. */
 const jsonPointer = Joi.string().allow('').max(1024).pattern(/^\//, 'JSON pointer');
@@ -289,11 +263,18 @@ const patchOp = (...ops: string[]): Joi.StringSchema =>
 /** One RFC 6902 operation: move and copy need `from`; add, replace and test need `value` (so the document says so too). */
 const jsonPatchOperation = Joi.alternatives()
   .try(
-    Joi.object({ op: patchOp('add', 'replace', 'test'), path: jsonPointer.required(), from: jsonPointer, value: Joi.any().required() }),
-    Joi.object({ op: patchOp('remove'), path: jsonPointer.required(), from: jsonPointer, value: Joi.any() }),
-    Joi.object({ op: patchOp('move', 'copy'), path: jsonPointer.required(), from: jsonPointer.required(), value: Joi.any() }),
+    Joi.object({ op: patchOp('add', 'replace', 'test'), path: jsonPointer.required(), from: jsonPointer, value: Joi.any().required() }).meta({
+      className: 'JsonPatchValueOperation',
+    }),
+    Joi.object({ op: patchOp('remove'), path: jsonPointer.required(), from: jsonPointer, value: Joi.any() }).meta({
+      className: 'JsonPatchRemoveOperation',
+    }),
+    Joi.object({ op: patchOp('move', 'copy'), path: jsonPointer.required(), from: jsonPointer.required(), value: Joi.any() }).meta({
+      className: 'JsonPatchFromOperation',
+    }),
   )
-  .label('JsonPatch');
+  .label('JsonPatch')
+  .meta({ className: 'JsonPatch', discriminator: 'op' });
 
 /**
  * RFC 6902 operations (spec 2.7 JsonPatch), as an array, or one operation alone (the spec's
@@ -305,7 +286,9 @@ export const jsonPatchBody = Joi.alternatives()
     Joi.array().max(1000).items(jsonPatchOperation).label('JsonPatchDocument'),
     jsonPatchOperation.label('JsonNode').custom((op: unknown) => [op], 'one operation → a patch of one'),
   )
-  .required();
+  .required()
+  .description('RFC 6902 JSON Patch: an array of operations; one operation alone (the JsonNode form) is accepted too')
+  .meta({ 'x-documented-as': 0 });
 
 /** A comma-separated list of IP addresses in a path segment → array (400 on any bad one). */
 export const ipListParam = Joi.string()

@@ -111,7 +111,7 @@ export function utmEndpointRoutes(svc: EndpointService): RouteSpec[] {
           .required(),
       })
         .required()
-        .label('UtmEndpointInterfaceUpdate'),
+        .label('UtmEndpointInterfaceUpdate').meta({ className: 'UtmEndpointInterfaceUpdate' }).example({"status": "ACTIVE"}),
       responses: { 200: { description: 'OK', schema: utmEndpointRecord } },
       handler: async ({ params, body, access }) => ok(await svc.connections.reportInterface(params.serial, params.name, body.status, access)),
     }),

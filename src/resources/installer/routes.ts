@@ -18,7 +18,7 @@ export function installerRoutes(svc: InstallerService): RouteSpec[] {
       summary: 'A JSON string: the URL of the current installer for the platform, signed with an HMAC of its path and expiry',
       lane: 'interactive',
       params: Joi.object({ platform: Joi.string().valid(...INSTALLER_PLATFORMS).required() }),
-      responses: { 200: { description: 'OK', schema: Joi.string().uri({ scheme: ['http', 'https'] }) } },
+      responses: { 200: { description: 'OK', schema: Joi.string().uri({ scheme: ['http', 'https'] }).example('https://downloads.example.net/agent/windows/agent-3.10.2.msi?expires=1764144000&signature=9c1d2e7a') } },
       handler: async ({ params }) => ok(await svc.installerUrl(params.platform)),
     }),
   ];

@@ -20,24 +20,33 @@ export const jobAction = Joi.alternatives()
       type: actionType('SEND_COMMAND'),
       command: Joi.string().pattern(COMMAND_NAME_PATTERN, 'command name').required(),
       args: Joi.array().items(Joi.string().max(1024)).max(32),
-    }).label('SendCommandAction'),
+    })
+      .label('SendCommandAction')
+      .meta({ className: 'SendCommandAction' }),
     Joi.object({
       type: actionType('ENABLE_MODULE', 'DISABLE_MODULE'),
       module: Joi.string()
         .valid(...MODULE_NAMES)
         .required(),
-    }).label('ModuleAction'),
+    })
+      .label('ModuleAction')
+      .meta({ className: 'ModuleAction' }),
     Joi.object({
       type: actionType('ASSIGN_LICENSE'),
       licenseType: Joi.string()
         .valid(...LICENSE_TYPES)
         .required(),
-    }).label('AssignLicenseAction'),
-    Joi.object({ type: actionType('SOFT_DELETE') }).label('SoftDeleteAction'),
+    })
+      .label('AssignLicenseAction')
+      .meta({ className: 'AssignLicenseAction' }),
+    Joi.object({ type: actionType('SOFT_DELETE') })
+      .label('SoftDeleteAction')
+      .meta({ className: 'SoftDeleteAction' }),
   )
   .required()
   .messages({ 'alternatives.match': `must be one of the actions ${JOB_ACTION_TYPES.join(', ')} with its fields` })
   .label('JobAction')
+  .meta({ className: 'JobAction', discriminator: 'type' })
   .description(
     "SEND_COMMAND: a catalogue command (as POST /command/endpoint/{endpointId}); ENABLE_MODULE / DISABLE_MODULE: the module ACTIVE / INACTIVE in the endpoint's EnabledModules; ASSIGN_LICENSE: the endpoint's license (id and ownerId = the endpoint id) gets that type; SOFT_DELETE: as DELETE /endpoint/{id}",
   );
@@ -57,7 +66,8 @@ export const newJob = Joi.object({
     ),
 })
   .required()
-  .label('NewJob');
+  .label('NewJob')
+  .meta({ className: 'NewJob' });
 
 export const createJobQuery = Joi.object({
   dryRun: Joi.boolean()
@@ -83,7 +93,9 @@ const failure = Joi.object({
   endpointId: Joi.string().required(),
   status: Joi.number().integer().required(),
   reason: Joi.string().required(),
-}).label('JobFailure');
+})
+  .label('JobFailure')
+  .meta({ className: 'JobFailure' });
 
 export const jobRecord = Joi.object({
   id: Joi.string().required(),
@@ -103,9 +115,11 @@ export const jobRecord = Joi.object({
   updatedAt: isoDateOut,
   startedAt: isoDateOut,
   finishedAt: isoDateOut,
-}).label('Job');
+})
+  .label('Job')
+  .meta({ className: 'Job' });
 
-export const pageJob = pageSchema(jobRecord, 'PageJob');
+export const pageJob = pageSchema(jobRecord, 'JobPage');
 
 export const jobIdParams = Joi.object({ id: id.required() });
 

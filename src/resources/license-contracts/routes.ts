@@ -24,7 +24,7 @@ const contractFields = {
 
 const createBody = Joi.object({ orgId: orgId.required(), type: licenseType.required(), ...contractFields })
   .required()
-  .label('OrgLicenseContract');
+  .label('OrgLicenseContract').meta({ className: 'NewOrgLicenseContract' });
 
 const replaceBody = Joi.object({
   orgId: orgId.description('must match the path when given'),
@@ -32,7 +32,7 @@ const replaceBody = Joi.object({
   ...contractFields,
 })
   .required()
-  .label('OrgLicenseContract');
+  .label('OrgLicenseContract').meta({ className: 'OrgLicenseContractUpdate' });
 
 const orgLicenseContract = Joi.object({
   orgId: Joi.string().required(),
@@ -44,11 +44,11 @@ const orgLicenseContract = Joi.object({
   createdAt: isoDateOut.required(),
   updatedAt: isoDateOut.required(),
   version: Joi.number().integer().min(1).required(),
-}).label('OrgLicenseContract');
+}).label('OrgLicenseContract').meta({ className: 'OrgLicenseContract' });
 
 const criteria = Joi.object({ orgId, type: licenseType, version: Joi.number().integer().min(0) }).label(
   'OrgLicenseContractCriteria',
-);
+).meta({ className: 'OrgLicenseContractCriteria' });
 
 const orgParams = Joi.object({ orgId: orgId.required() });
 const orgTypeParams = Joi.object({ orgId: orgId.required(), type: licenseType.required() });
@@ -112,7 +112,7 @@ export function orgLicenseContractRoutes(svc: OrgLicenseContractService): RouteS
       summary: 'Page through the license contracts matching every given criterion',
       lane: 'interactive',
       body: pagedCriteriaSchema(criteria, Object.keys(CONTRACT_SORT_FIELDS), 'PagedOrgLicenseContractCriteria'),
-      responses: { 200: { description: 'OK', schema: pageSchema(orgLicenseContract, 'PageOrgLicenseContract') } },
+      responses: { 200: { description: 'OK', schema: pageSchema(orgLicenseContract, 'OrgLicenseContractPage') } },
       errors: [400, 401, 403, 500],
       handler: async ({ body, access }) => ok(await svc.searchPage(body.criteria, body.pageRequest, access)),
       deepSearch: ({ body, access }) => svc.deepSearch(body.criteria, body.pageRequest, access),

@@ -26,7 +26,7 @@ const licenseInfoIn = Joi.object({
   deactivationDate: serverDate,
 })
   .required()
-  .label('LicenseInfo');
+  .label('LicenseInfo').meta({ className: 'LicenseInfoInput' });
 
 export const licenseInfo = Joi.object({
   id: Joi.string().required(),
@@ -42,7 +42,7 @@ export const licenseInfo = Joi.object({
   ownerId: Joi.string(),
   daysInactiveBeforeDeactivation: Joi.number().integer(),
   version: Joi.number().integer().min(1).required(),
-}).label('LicenseInfo');
+}).label('LicenseInfo').meta({ className: 'LicenseInfo' });
 
 const licenseCriteria = Joi.object({
   id,
@@ -54,7 +54,7 @@ const licenseCriteria = Joi.object({
   version: Joi.number().integer().min(0),
 })
   .default({})
-  .label('LicenseCriteria');
+  .label('LicenseCriteria').meta({ className: 'LicenseCriteria' });
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'licenses', sec: true, roles: READERS, errors: [400, 401, 403, 404, 409, 500] });

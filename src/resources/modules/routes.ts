@@ -4,7 +4,7 @@ import { READERS, WRITERS, type Role } from '../../http/auth.js';
 import { routeDefaults, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut, orgId, serverOwnedFields } from '../../http/schemas.js';
 import { bundleSchema } from '../bundles/model.js';
-import { MODULE_NAMES } from '../module-names.js';
+import { MODULE_NAMES, moduleNameSchema } from '../module-names.js';
 import { DYNAMIC_MODULE_STATUSES, type ModuleScope } from './model.js';
 import type { EnabledModulesInput, ModuleService } from './service.js';
 
@@ -19,7 +19,7 @@ const enabledModulesIn = Joi.object({
   ...serverOwnedFields(Joi.string().allow('')),
 })
   .required()
-  .label('EnabledModules');
+  .label('EnabledModules').meta({ className: 'EnabledModulesInput' });
 
 const enabledModules = Joi.object({
   id: Joi.string().required(),
@@ -30,14 +30,14 @@ const enabledModules = Joi.object({
   updatedBy: Joi.string().allow('').required(),
   createdAt: isoDateOut.required(),
   updatedAt: isoDateOut.required(),
-}).label('EnabledModules');
+}).label('EnabledModules').meta({ className: 'EnabledModules' }).example({"id": "ep-7f3a9c", "orgId": "msp-1", "fim": "ACTIVE", "antivirus": "PENDING", "version": 2, "createdBy": "soc-admin", "updatedBy": "soc-admin", "createdAt": "2026-11-20T09:12:00.000Z", "updatedAt": "2026-11-26T08:00:00.000Z"});
 
 const orgEnabledModules = Joi.object({
   avEnabled: Joi.boolean().required(),
   fimEnabled: Joi.boolean().required(),
   panEnabled: Joi.boolean().required(),
   windowsEventLogEnabled: Joi.boolean().required(),
-}).label('OrgEnabledModules');
+}).label('OrgEnabledModules').meta({ className: 'OrgEnabledModules' }).example({"avEnabled": true, "fimEnabled": true, "panEnabled": false, "windowsEventLogEnabled": false});
 
 /** Body of a subscription: a Bundle; only its id is used (it must match the path when given). */
 const bundleIn = Joi.object({
@@ -45,10 +45,10 @@ const bundleIn = Joi.object({
   name: Joi.string().allow(''),
   description: Joi.string().allow(''),
   // Bounded like every request array (API4); room for repeats of the module names.
-  modules: Joi.array().items(Joi.string().valid(...MODULE_NAMES)).max(100),
+  modules: Joi.array().items(moduleNameSchema).max(100),
 })
   .required()
-  .label('Bundle');
+  .label('Bundle').meta({ className: 'BundleSubscription' });
 
 const endpointParams = Joi.object({ id: id.required() });
 const orgParams = Joi.object({ orgId: orgId.required() });

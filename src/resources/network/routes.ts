@@ -73,7 +73,7 @@ const heartbeatIn = Joi.object({
   timestamp: instant.description('defaults to the time of receipt'),
 })
   .required()
-  .label('NetworkHeartbeat');
+  .label('NetworkHeartbeat').meta({ className: 'NetworkHeartbeatInput' }).example({"endpointId": "ep-7f3a9c", "orgId": "msp-1", "externalAddress": "203.0.113.7", "networkAddress": "10.0.0.0", "hostAddress": "10.0.0.12", "subnetMask": "255.255.255.0", "defaultGateway": "10.0.0.1", "operatingSystem": "windows", "pcapVersion": "1.10.4"});
 
 const heartbeatOut = Joi.object({
   endpointId: Joi.string().required(),
@@ -86,7 +86,7 @@ const heartbeatOut = Joi.object({
   operatingSystem: Joi.string().allow(''),
   pcapVersion: Joi.string().allow(''),
   timestamp: isoDateOut.required(),
-}).label('NetworkHeartbeat');
+}).label('NetworkHeartbeat').meta({ className: 'NetworkHeartbeat' }).example({"endpointId": "ep-7f3a9c", "orgId": "msp-1", "externalAddress": "203.0.113.7", "networkAddress": "10.0.0.0", "hostAddress": "10.0.0.12", "subnetMask": "255.255.255.0", "defaultGateway": "10.0.0.1", "operatingSystem": "windows", "pcapVersion": "1.10.4", "timestamp": "2026-11-26T08:00:00.000Z"});
 
 const networkHost = Joi.object({
   id: Joi.string().required(),
@@ -96,14 +96,14 @@ const networkHost = Joi.object({
   macVendor: Joi.string(),
   lastSeen: isoDateOut.required(),
   status: statusValue.required(),
-}).label('NetworkHost');
+}).label('NetworkHost').meta({ className: 'NetworkHost' });
 
 const criteria = Joi.object<NetworkHostSearchCriteria>({
   orgId,
   ipAddress: ipOrCidr.description('an address, or a CIDR block'),
   macAddress,
   status: statusValue,
-}).label('NetworkHostSearchCriteria');
+}).label('NetworkHostSearchCriteria').meta({ className: 'NetworkHostSearchCriteria' });
 
 const discoveredHost = Joi.object<HostSighting>({
   orgId: orgId.required(),
@@ -111,14 +111,14 @@ const discoveredHost = Joi.object<HostSighting>({
   macAddress: macAddress.allow('').empty(''),
   macVendor: Joi.string().trim().max(256).allow('').empty(''),
   lastSeen: instant.required(),
-}).label('DiscoveredHost');
+}).label('DiscoveredHost').meta({ className: 'DiscoveredHost' });
 
 const discoveredResult = Joi.object({
   received: Joi.number().integer().min(0).required(),
   created: Joi.number().integer().min(0).required(),
   updated: Joi.number().integer().min(0).required(),
   unchanged: Joi.number().integer().min(0).required(),
-}).label('DiscoveredHostsResult');
+}).label('DiscoveredHostsResult').meta({ className: 'DiscoveredHostsResult' });
 
 const TAG = 'network';
 
@@ -152,7 +152,7 @@ export function networkRoutes(svc: NetworkService): RouteSpec[] {
         page: Joi.number().integer().min(0).default(0),
         size: Joi.number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
       }),
-      responses: { 200: { description: 'OK', schema: pageSchema(heartbeatOut, 'PageNetworkHeartbeat') } },
+      responses: { 200: { description: 'OK', schema: pageSchema(heartbeatOut, 'NetworkHeartbeatPage') } },
       handler: async ({ params, query, access }) => {
         const pr: PageRequest = { page: query.page, size: query.size };
         return ok(await svc.listHeartbeats(params.endpointId, { from: query.from, to: query.to }, pr, access));
@@ -190,7 +190,7 @@ export function networkRoutes(svc: NetworkService): RouteSpec[] {
       lane: 'interactive',
       roles: READERS,
       body: pagedCriteriaSchema(criteria, Object.keys(HOST_SORT_FIELDS), 'PagedNetworkHostSearchCriteria').required(),
-      responses: { 200: { description: 'OK', schema: pageSchema(networkHost, 'PageNetworkHost') } },
+      responses: { 200: { description: 'OK', schema: pageSchema(networkHost, 'NetworkHostPage') } },
       handler: async ({ body, access }) => ok(await svc.search(body.criteria, body.pageRequest, access)),
       deepSearch: ({ body, access }) => svc.deepSearch(body.criteria, body.pageRequest, access),
     }),

@@ -19,12 +19,12 @@ const EXTRA_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 const winEventLogConfig = Joi.object({
   name: Joi.string().trim().min(1).max(256).required(),
   api: Joi.string().trim().min(1).max(64).required(),
-}).label('WinEventLogConfig');
+}).label('WinEventLogConfig').meta({ className: 'WinEventLogConfig' });
 
 const winEventIgnore = Joi.object({
   product: Joi.string().trim().min(1).max(256).required(),
   eventId: count.required(),
-}).label('WinEventIgnore');
+}).label('WinEventIgnore').meta({ className: 'WinEventIgnore' });
 
 const knownFields = {
   dynamicModules: Joi.array()
@@ -51,8 +51,8 @@ const knownFields = {
     .min(1)
     .max(INT32_MAX)
     .description(
-      "Extension (x-extension, issue 16): this organization's presence timeout in seconds (default ECS_PRESENCE_TIMEOUT): a CONNECTED endpoint not seen for it reads as POTENTIALLY_DISCONNECTED",
-    ),
+      "Extension: this organization's presence timeout in seconds (default ECS_PRESENCE_TIMEOUT): a CONNECTED endpoint not seen for it reads as POTENTIALLY_DISCONNECTED",
+    ).meta({ 'x-extension': true }),
 };
 
 const KNOWN = new Set(Object.keys(knownFields));
@@ -87,7 +87,7 @@ const configFieldsIn = Joi.object(knownFields)
     return v;
   })
   .description('the known entries below, plus further scalar entries (string, number or boolean) under identifier-like names')
-  .label('ConfigFields');
+  .label('ConfigFields').meta({ className: 'ConfigFieldsInput' });
 
 const configIn = Joi.object<Config>({
   orgId: orgId.required(),
@@ -96,16 +96,16 @@ const configIn = Joi.object<Config>({
   ...serverOwned,
 })
   .required()
-  .label('Config');
+  .label('Config').meta({ className: 'ConfigInput' });
 
 const configOut = Joi.object({
   orgId: Joi.string().required(),
-  fields: Joi.object(knownFields).unknown(true).required().label('ConfigFields'),
+  fields: Joi.object(knownFields).unknown(true).required().label('ConfigFields').meta({ className: 'ConfigFields' }),
   createdAt: isoDateOut.required(),
   createdBy: userKey.required(),
   updatedAt: isoDateOut.required(),
   updatedBy: userKey.required(),
-}).label('Config');
+}).label('Config').meta({ className: 'Config' });
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'config', sec: true, roles: WRITERS, errors: [400, 401, 403, 500] });

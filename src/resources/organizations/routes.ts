@@ -10,7 +10,7 @@ const organization = Joi.object({
   name: Joi.string().required(),
   parentId: Joi.string(),
   createdAt: isoDateOut,
-}).label('Organization');
+}).label('Organization').meta({ className: 'Organization' });
 
 const createBody = Joi.object({
   id: id.required(),
@@ -19,7 +19,7 @@ const createBody = Joi.object({
   createdAt: serverOwnedField(isoDateOut),
 })
   .required()
-  .label('OrganizationCreate');
+  .label('OrganizationCreate').meta({ className: 'NewOrganization' });
 
 const updateBody = Joi.object({
   name: Joi.string().trim().min(1).max(256),
@@ -30,7 +30,7 @@ const updateBody = Joi.object({
 })
   .min(1)
   .required()
-  .label('OrganizationUpdate');
+  .label('OrganizationUpdate').meta({ className: 'OrganizationUpdate' });
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'admin', sec: true, roles: SYSTEM_ONLY, errors: [400, 401, 403, 404, 409] });

@@ -13,12 +13,12 @@ const treeNode = Joi.object({
   name: Joi.string().required(),
   parentId: Joi.string(),
   createdAt: isoDateOut,
-}).label('OrganizationTreeNode');
+}).label('OrganizationTreeNode').meta({ className: 'OrganizationTreeNode' });
 
 const tree = Joi.object({
   organizations: Joi.array().items(treeNode).required().description("the caller's subtree (every organization for a system token)"),
   truncated: Joi.boolean().required().description(`true when there were more than ${ORG_TREE_LIMIT} organizations`),
-}).label('OrganizationTree');
+}).label('OrganizationTree').meta({ className: 'OrganizationTree' });
 
 export function organizationTreeRoutes(orgs: OrganizationService): RouteSpec[] {
   return [

@@ -13,7 +13,7 @@ const reportCriteria = Joi.object<ReportCriteria>({
     .description('the hostInfo field to group by'),
 })
   .required()
-  .label('ReportCriteria');
+  .label('ReportCriteria').meta({ className: 'ReportCriteria' });
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'report', sec: true, roles: READERS, errors: [400, 401, 403] });

@@ -35,7 +35,7 @@ const installedSoftwareFields = {
 };
 
 /** What an agent sends for one installed product. */
-export const installedSoftware = Joi.object(installedSoftwareFields).label('InstalledSoftware');
+export const installedSoftware = Joi.object(installedSoftwareFields).label('InstalledSoftware').meta({ className: 'InstalledSoftware' }).example({"name": "7-Zip", "version": "23.01", "vendor": "Igor Pavlov", "installDate": "2026-03-02T00:00:00.000Z", "architecture": "x64"});
 
 /** InstalledSoftware in the body of a single-product operation: the path names it, so name may be left out. */
 export const installedSoftwareForPath = Joi.object({
@@ -43,7 +43,7 @@ export const installedSoftwareForPath = Joi.object({
   name: softwareName.description('optional; when given it must equal the name in the path'),
 })
   .required()
-  .label('InstalledSoftware');
+  .label('InstalledSoftware').meta({ className: 'InstalledSoftwareForPath' }).example({"version": "23.01", "vendor": "Igor Pavlov"});
 
 const ITEM_KEYS = new Set(Object.keys(installedSoftwareFields));
 /** The installDate forms the fast path converts itself (joi's ISO 8601 accepts these and more). */
@@ -91,7 +91,7 @@ export const softwareChange = Joi.object({
   previousVersion: softwareVersion.description('the version being replaced; required when the endpoint has several versions of the name'),
 })
   .required()
-  .label('SoftwareChange');
+  .label('SoftwareChange').meta({ className: 'SoftwareChange' }).example({"version": "24.08", "previousVersion": "23.01"});
 
 const criteriaFields = {
   name: softwareName.description('exact name'),
@@ -101,13 +101,13 @@ const criteriaFields = {
 };
 
 export const pagedSoftwareInventorySearchCriteria = pagedCriteriaSchema(
-  Joi.object(criteriaFields).label('SoftwareInventorySearchCriteria'),
+  Joi.object(criteriaFields).label('SoftwareInventorySearchCriteria').meta({ className: 'SoftwareInventorySearchCriteria' }),
   Object.keys(INVENTORY_SORT_FIELDS),
   'PagedSoftwareInventorySearchCriteria',
 );
 
 export const pagedSummarySoftwareInventorySearchCriteria = pagedCriteriaSchema(
-  Joi.object(criteriaFields).label('SummarySoftwareInventorySearchCriteria'),
+  Joi.object(criteriaFields).label('SummarySoftwareInventorySearchCriteria').meta({ className: 'SummarySoftwareInventorySearchCriteria' }),
   SUMMARY_SORT_FIELDS,
   'PagedSummarySoftwareInventorySearchCriteria',
 );
@@ -123,20 +123,20 @@ export const endpointInstalledSoftware = Joi.object({
   architecture: Joi.string(),
   firstSeen: isoDateOut.required().description('when this name and version was first reported for the endpoint'),
   lastSeen: isoDateOut.required().description('the last report that contained it (refreshed at most once a day when unchanged)'),
-}).label('EndpointInstalledSoftware');
+}).label('EndpointInstalledSoftware').meta({ className: 'EndpointInstalledSoftware' }).example({"id": "ep-7f3a9c:7-Zip:23.01", "endpointId": "ep-7f3a9c", "orgId": "msp-1", "name": "7-Zip", "version": "23.01", "vendor": "Igor Pavlov", "installDate": "2026-03-02T00:00:00.000Z", "architecture": "x64", "firstSeen": "2026-11-20T09:15:00.000Z", "lastSeen": "2026-11-26T08:00:00.000Z"});
 
 export const endpointInstalledSoftwareWithName = endpointInstalledSoftware
   .keys({ endpointName: Joi.string().description("the endpoint's displayName") })
-  .label('EndpointInstalledSoftwareWithName');
+  .label('EndpointInstalledSoftwareWithName').meta({ className: 'EndpointInstalledSoftwareWithName' });
 
 export const endpointInstalledSoftwareCount = Joi.object({
   name: Joi.string().required(),
   version: Joi.string().required(),
   count: Joi.number().integer().min(0).required().description('number of endpoints that have this name and version'),
-}).label('EndpointInstalledSoftwareCount');
+}).label('EndpointInstalledSoftwareCount').meta({ className: 'EndpointInstalledSoftwareCount' });
 
-export const pageSoftwareInventoryData = pageSchema(endpointInstalledSoftware, 'PageSoftwareInventoryData');
-export const pageEndpointInstalledSoftwareCount = pageSchema(endpointInstalledSoftwareCount, 'PageEndpointInstalledSoftwareCount');
+export const pageSoftwareInventoryData = pageSchema(endpointInstalledSoftware, 'EndpointInstalledSoftwarePage');
+export const pageEndpointInstalledSoftwareCount = pageSchema(endpointInstalledSoftwareCount, 'EndpointInstalledSoftwareCountPage');
 
 export const endpointParams = Joi.object({ id: id.required() });
 export const endpointNameParams = Joi.object({ id: id.required(), name: softwareName.required() });

@@ -15,7 +15,7 @@ const tokenCreate = Joi.object({
   expiresAt: Joi.date().iso().greater('now'),
 })
   .required()
-  .label('TokenCreate');
+  .label('TokenCreate').meta({ className: 'NewToken' });
 
 /** The fields a token answers wherever it is shown (never its hash). */
 const tokenFields = {
@@ -31,7 +31,7 @@ const issued = Joi.object({
   ...tokenFields,
   createdAt: isoDateOut,
   token: Joi.string().required().description('the secret, shown once'),
-}).label('IssuedToken');
+}).label('IssuedToken').meta({ className: 'IssuedToken' });
 
 /** A token record (extension): never its secret. */
 const tokenView = Joi.object({
@@ -43,7 +43,7 @@ const tokenView = Joi.object({
   revokedAt: isoDateOut,
   revokedBy: userKey,
   revokedReason: Joi.string(),
-}).label('Token');
+}).label('Token').meta({ className: 'Token' });
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'admin', sec: true, roles: SYSTEM_ONLY, errors: [400, 401, 403, 404] });
 

@@ -15,7 +15,7 @@ const antivirusInstallationData = Joi.object<AntivirusInstallationData>({
   hardwareId: vendorId.required(),
 })
   .required()
-  .label('AntivirusInstallationData');
+  .label('AntivirusInstallationData').meta({ className: 'AntivirusInstallationData' });
 
 const vendorData = Joi.object({
   vendor: Joi.string()
@@ -24,7 +24,7 @@ const vendorData = Joi.object({
   uniqueId: Joi.string().required(),
   endpointId: Joi.string().required(),
   orgId: Joi.string().required(),
-}).label('VendorData');
+}).label('VendorData').meta({ className: 'VendorData' });
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'antivirus-vendor', sec: true, roles: WRITERS, errors: [400, 401, 403, 409, 500] });
