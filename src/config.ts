@@ -65,6 +65,24 @@ export interface Config {
   commandTtlSeconds: number;
   /** Issue 16: moves into RETRY a command message may make; the next one fails it. */
   commandMaxRetries: number;
+  /** Single sign-on through an OpenID Connect identity provider (docs/sso.md); undefined: off. */
+  oidc: OidcConfig | undefined;
+  /** ECS_PUBLIC_URL: the service's external base URL (no trailing slash). */
+  publicUrl: string | undefined;
+  /** Login sessions' idle timeout and absolute lifetime (seconds). */
+  sessions: { idleSeconds: number; maxSeconds: number };
+  /** ECS_CONSOLE_TOKEN_SIGNIN: the console offers the token field. */
+  consoleTokenSignIn: boolean;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The claim (ID token, else userinfo) whose values are `<role>@<orgId>`. */
+  rolesClaim: string;
+  /** `system` may be granted by the claim (off unless the operator turns it on). */
+  allowSystemGrant: boolean;
 }
 
 /** `lane=n,lane=n` (a lane named twice: the later one counts). */
@@ -162,10 +180,23 @@ const schema = Joi.object({
   ECS_PRESENCE_TIMEOUT: Joi.number().integer().min(1).default(600),
   ECS_COMMAND_TTL: Joi.number().integer().min(1).default(86_400),
   ECS_COMMAND_MAX_RETRIES: Joi.number().integer().min(0).default(5),
+  ECS_OIDC_ISSUER: Joi.string().uri({ scheme: ['http', 'https'] }),
+  ECS_OIDC_CLIENT_ID: Joi.string().max(256),
+  ECS_OIDC_CLIENT_SECRET: Joi.string().max(1024),
+  ECS_OIDC_ROLES_CLAIM: Joi.string().max(256).default('ecs_roles'),
+  ECS_OIDC_ALLOW_SYSTEM_GRANT: Joi.boolean().truthy('1').falsy('0').default(false),
+  ECS_PUBLIC_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .custom((v: string) => v.replace(/\/+$/, '')),
+  ECS_SESSION_IDLE_SECONDS: Joi.number().integer().min(1).default(1800),
+  ECS_SESSION_MAX_SECONDS: Joi.number().integer().min(1).default(43_200),
+  ECS_CONSOLE_TOKEN_SIGNIN: Joi.boolean().truthy('1').falsy('0').default(true),
 })
+  .with('ECS_OIDC_ISSUER', ['ECS_OIDC_CLIENT_ID', 'ECS_OIDC_CLIENT_SECRET', 'ECS_PUBLIC_URL'])
   .and('ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD')
   .without('ELASTICSEARCH_API_KEY', ['ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD'])
   .messages({
+    'object.with': '"{#main}" is set without "{#peer}": single sign-on needs ECS_OIDC_ISSUER, ECS_OIDC_CLIENT_ID, ECS_OIDC_CLIENT_SECRET and ECS_PUBLIC_URL',
     'object.and': '"ELASTICSEARCH_USERNAME" and "ELASTICSEARCH_PASSWORD" go together: {#presentWithLabels} is set without {#missingWithLabels}',
     'object.without': '"ELASTICSEARCH_API_KEY" and "{#peer}" are both set; give either an API key or basic credentials',
   })
@@ -237,5 +268,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceTimeoutSeconds: v.ECS_PRESENCE_TIMEOUT as number,
     commandTtlSeconds: v.ECS_COMMAND_TTL as number,
     commandMaxRetries: v.ECS_COMMAND_MAX_RETRIES as number,
+    oidc:
+      v.ECS_OIDC_ISSUER === undefined
+        ? undefined
+        : {
+            issuer: v.ECS_OIDC_ISSUER as string,
+            clientId: v.ECS_OIDC_CLIENT_ID as string,
+            clientSecret: v.ECS_OIDC_CLIENT_SECRET as string,
+            rolesClaim: v.ECS_OIDC_ROLES_CLAIM as string,
+            allowSystemGrant: v.ECS_OIDC_ALLOW_SYSTEM_GRANT as boolean,
+          },
+    publicUrl: v.ECS_PUBLIC_URL as string | undefined,
+    sessions: { idleSeconds: v.ECS_SESSION_IDLE_SECONDS as number, maxSeconds: v.ECS_SESSION_MAX_SECONDS as number },
+    consoleTokenSignIn: v.ECS_CONSOLE_TOKEN_SIGNIN as boolean,
   };
 }

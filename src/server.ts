@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { createApp, type AppHandle } from './app.js';
+import { discoverIdentityProvider, type IdentityProvider } from './http/sso.js';
 import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext, type StoreSecurity } from './store/client.js';
 import { ensureIndices } from './store/indices.js';
 import { onIndicesReady } from './resources/index.js';
@@ -63,7 +64,15 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     layout: config.indexLayout,
     refresh: opts.refresh ?? 'shared',
   };
-  const handle = createApp({ config, store, log });
+  // Single sign-on: the identity provider must answer its discovery document before the service serves.
+  let idp: IdentityProvider | undefined;
+  try {
+    idp = config.oidc && config.publicUrl ? await discoverIdentityProvider(config.oidc, config.publicUrl, log) : undefined;
+  } catch (err) {
+    await store.client.close();
+    throw err;
+  }
+  const handle = createApp({ config, store, log, idp });
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);

@@ -73,6 +73,8 @@ import { RolloverRetention } from '../store/retention.js';
 import { EndpointPresence } from './endpoints/presence.js';
 import { presenceRoutes } from './endpoints/presence-routes.js';
 import { CommandExpiry } from './commands/expiry.js';
+import { SessionStore } from './sessions/store.js';
+import { SessionService } from './sessions/service.js';
 
 import type { BaseDeps } from './deps.js';
 
@@ -108,6 +110,8 @@ export interface Services {
   auditRetention: RolloverRetention;
   /** Issue 16: presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
   presence: EndpointPresence;
+  /** Login sessions of people signed in through the identity provider (docs/sso.md). */
+  sessions: SessionService;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
@@ -122,11 +126,21 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     lookupsPerMinute: config.authFailuresPerMinute,
   });
   const tokens = new TokenService(tokenStore, orgs, authenticator, feed);
+  const auditStore = new AuditStore(store);
+  const audit = new AuditService(auditStore, log);
+  const sessions = new SessionService(
+    new SessionStore(store),
+    feed,
+    audit,
+    { ...config.sessions, cacheSeconds: config.tokenCacheSeconds },
+    log,
+  );
   const changeWatcher = new ChangeWatcher(
     feed,
     [
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
       { feed: 'organizations', onChange: () => orgs.reload() },
+      { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
     ],
     config.changePollMs,
     log,
@@ -182,7 +196,6 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     },
     log,
   );
-  const auditStore = new AuditStore(store);
   const auditRetention = new RolloverRetention(
     auditStore,
     new LeaseStore(store),
@@ -216,9 +229,10 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     changeWatcher,
     heartbeatRetention,
     jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
-    audit: new AuditService(auditStore, log),
+    audit,
     auditRetention,
     presence,
+    sessions,
   };
 }
 

@@ -11,7 +11,7 @@ import { DocStore } from './doc-store.js';
 import type { StoreContext } from './client.js';
 import { ConflictError } from '../errors.js';
 
-export type FeedName = 'tokens' | 'organizations';
+export type FeedName = 'tokens' | 'organizations' | 'sessions';
 
 export interface FeedEntry {
   id: string;

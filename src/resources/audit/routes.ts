@@ -18,6 +18,8 @@ const criteria = Joi.object<AuditSearchCriteria>({
   from: instant.description('events at or after this time'),
   to: instant.description('events before this time'),
   actorTokenId: id.description("the calling token's id"),
+  actorSubject: Joi.string().max(255).description("a person's subject at the identity provider"),
+  actorEmail: Joi.string().max(255).description("a person's e-mail address, as the identity provider gave it"),
   operation: id.description('the operation id of the route called'),
   targetType: id.description('the kind of record named: endpoint, utm-endpoint, license, token, org, ...'),
   targetId: id,
@@ -39,10 +41,19 @@ const auditEvent = Joi.object({
   method: Joi.string().required(),
   path: Joi.string().required(),
   status: Joi.number().integer().required(),
-  actor: Joi.object({ tokenId: Joi.string(), name: Joi.string(), role: Joi.string(), orgId: Joi.string() })
+  actor: Joi.object({
+    tokenId: Joi.string(),
+    name: Joi.string(),
+    role: Joi.string(),
+    orgId: Joi.string(),
+    subject: Joi.string().description("a person's subject at the identity provider"),
+    email: Joi.string(),
+    issuer: Joi.string().description('the identity provider (its issuer URL)'),
+  })
     .required()
     .label('AuditActor'),
   target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),
+  reason: Joi.string().description('why a login session ended or a sign-in was refused'),
 }).label('AuditEvent');
 
 export function auditRoutes(svc: AuditService): RouteSpec[] {
@@ -56,7 +67,7 @@ export function auditRoutes(svc: AuditService): RouteSpec[] {
       method: 'POST',
       path: '/audit/search-page',
       summary:
-        "Audit events (writes made with a token, 401/403 refusals) matching every given criteria field, paged (default: newest first); an admin sees the events whose target is in its organization's subtree",
+        "Audit events (writes made with a token or a login session, 401/403 refusals, sign-ins and sign-outs) matching every given criteria field, paged (default: newest first); an admin sees the events whose target is in its organization's subtree",
       tag: 'audit',
       lane: 'interactive',
       sec: true,
