@@ -85,6 +85,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     heartbeatRetention.start();
     jobs.runner.start();
     auditRetention.start();
+    handle.services.sessions.startSweeping();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   let headStart: NodeJS.Timeout | undefined;
@@ -126,6 +127,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     close: async () => {
       stopped = true;
       changeWatcher.stop();
+      handle.services.sessions.stopSweeping();
       await heartbeatRetention.stop();
       await jobs.runner.stop();
       await auditRetention.stop();

@@ -259,6 +259,7 @@ export function ssoRouter(deps: SsoDeps, log: Logger): Router {
       ]);
     }
     const sid = text(claims.sid);
+    log.info({ iss: claims.iss, sub: claims.sub, sid }, 'sign-in');
     const { secret } = await deps.sessions.create(
       { ...person, ...(sid ? { sid } : {}), grants, ...(tokens.id_token ? { idToken: tokens.id_token } : {}) },
       requestRef(ctx),
@@ -340,7 +341,7 @@ export function ssoRouter(deps: SsoDeps, log: Logger): Router {
     const sid = typeof payload.sid === 'string' ? payload.sid : undefined;
     if (!sub && !sid) throw new BadRequestError('logout_token: names neither sub nor sid');
     const ended = await deps.sessions.endAtIdp(String(payload.iss), sub, sid, requestRef(ctx));
-    log.info({ sub, sid, ended }, 'back-channel logout');
+    log.info({ iss: payload.iss, sub, sid, ended }, 'back-channel logout');
     ctx.status = 200;
     ctx.body = null;
     ctx.status = 200;

@@ -188,7 +188,9 @@ export class SessionService {
    * session of the person (`sub`) at that issuer. Returns how many ended.
    */
   async endAtIdp(issuer: string, subject: string | undefined, sid: string | undefined, req: RequestRef): Promise<number> {
-    const hashes = await this.store.find(issuer, subject, sid);
+    let hashes = await this.store.find(issuer, subject, sid);
+    // A provider whose ID tokens named its session otherwise than its logout tokens: the person's sessions end (the safe side).
+    if (hashes.length === 0 && sid !== undefined && subject !== undefined) hashes = await this.store.find(issuer, subject, undefined);
     for (const hash of hashes) {
       const doc = await this.store.get(hash);
       if (doc) await this.endOne(hash, doc, 'backchannel-logout', 'backchannelLogout', 200, req);
@@ -216,6 +218,21 @@ export class SessionService {
   forget(hashes: string[] | undefined): void {
     if (hashes === undefined) this.cache.clear();
     else for (const h of hashes) this.cache.delete(h);
+  }
+
+  private sweeper: NodeJS.Timeout | undefined;
+
+  /** Sweeps ended sessions every `everyMs` (started and stopped by the server). */
+  startSweeping(everyMs = 10 * 60_000): void {
+    clearInterval(this.sweeper);
+    this.sweeper = setInterval(() => {
+      this.sweep().catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message } }, 'sweeping ended login sessions failed; retrying later'));
+    }, everyMs);
+    this.sweeper.unref();
+  }
+
+  stopSweeping(): void {
+    clearInterval(this.sweeper);
   }
 
   /** Removes sessions that have ended without anyone using them since (their documents only: nobody holds them). */
