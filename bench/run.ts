@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- <scenario prefix>… | migration]`: seeds a realistic data set
+ * `npm run bench [-- --quick] [-- <scenario prefix>… | migration | org-create]`: seeds a realistic data set
  * through the service's own code, starts the service as `npm start` does (built to dist/,
  * plain node) and drives each scenario with autocannon (64 connections, no pipelining,
  * warm-up first), alternating with the same Elasticsearch requests issued directly at the
@@ -39,6 +39,7 @@ import { overviewBench, overviewTable, overviewTargets, type OverviewResult } fr
 import { jobsBench, jobsTable, type JobsResult } from './jobs.js';
 import { consoleBench, consoleTable, consoleTargets, type ConsoleResult } from './console.js';
 import { exportBench, exportTable, exportTargets, type ExportResult } from './export.js';
+import { orgCreateBench, orgCreateTable, orgCreateTargets, type OrgCreateResult } from './org-create.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -50,7 +51,8 @@ const only = args.filter((a) => !a.startsWith('--'));
 const wantMigration = only.length === 0 || only.includes('migration');
 const wantOverload = only.length === 0 || only.includes('overload');
 const wantJobs = only.length === 0 || only.includes('jobs');
-const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload' && o !== 'jobs');
+const wantOrgCreate = only.length === 0 || only.includes('org-create');
+const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload' && o !== 'jobs' && o !== 'org-create');
 const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
@@ -358,7 +360,7 @@ async function main(): Promise<void> {
     }
     if (wantConsole) {
       await settle(client, PREFIX);
-      // The operator console in Chromium (issue 13); a missing browser is reported, not fatal.
+      // The operator console in Chromium; a missing browser is reported, not fatal.
       consoleResult = await consoleBench({ serviceUrl: svc.url, adminToken: ADMIN, root, loads: 10, log }).catch((e: unknown) => {
         log(`console: not measured: ${String(e)}`);
         return { error: String(e) };
@@ -378,7 +380,7 @@ async function main(): Promise<void> {
     }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
-    // Last: the job writes a module record for every agent (issue 16).
+    // Last: the job writes a module record for every agent.
     if (wantJobs) {
       await settle(client, PREFIX);
       jobs = await jobsBench({ runtime, serviceEnv, admin: ADMIN, agentIds: seeded.agentIds, quick, log });
@@ -391,6 +393,12 @@ async function main(): Promise<void> {
         console.error(profileSummary);
       }
     }
+  }
+
+  let orgCreate: OrgCreateResult | undefined;
+  if (wantOrgCreate) {
+    // Its own indices (a prefix that does not extend the data set's), empty at the start.
+    orgCreate = await orgCreateBench({ client, esUrl, esPid, prefix: `${PREFIX}org`, runtime, quick, log });
   }
 
   let migration: MigrationResult | undefined;
@@ -406,6 +414,7 @@ async function main(): Promise<void> {
     ...(overview ? overviewTargets(overview) : []),
     ...(consoleResult && !('error' in consoleResult) ? consoleTargets(consoleResult) : []),
     ...(exported ? exportTargets(exported) : []),
+    ...(orgCreate ? orgCreateTargets(orgCreate) : []),
   ];
   const out = {
     date: new Date().toISOString(),
@@ -427,6 +436,7 @@ async function main(): Promise<void> {
     overview,
     console: consoleResult,
     export: exported,
+    orgCreate,
     migration,
     overload,
     jobs,
@@ -436,8 +446,9 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${exported ? `${exportTable(exported)}\n\n` : ''}${targetsTable(targets)}\n`);
-  if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
-  if (jobs) console.log(`Bulk actions as jobs (issue 16):\n\n${jobsTable(jobs)}\n`);
+  if (orgCreate) console.log(`Organization creates (org-create):\n\n${orgCreateTable(orgCreate)}\n`);
+  if (overload) console.log(`Overload:\n\n${overloadTable(overload)}\n`);
+  if (jobs) console.log(`Bulk actions as jobs:\n\n${jobsTable(jobs)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,
   );

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import Koa from 'koa';
 import Router from '@koa/router';
+import { Gauge } from 'prom-client';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -55,7 +56,7 @@ const packageVersion = (
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger; idp?: IdentityProvider }): AppHandle {
   const { config, store, log, idp } = deps;
   const services = createServices(deps);
-  // Issue 16: cursors and an /export sibling for every route that declares a deep search.
+  // Cursors and an /export sibling for every route that declares a deep search.
   const routes = withDeepPaging(allRoutes(services), {
     signingKey: config.installerSigningKey,
     keepAliveSeconds: config.cursorKeepAliveSeconds,
@@ -77,6 +78,24 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     ctx.status = ready ? 200 : 503;
     if (!ready) ctx.set('Retry-After', '5');
     ctx.body = { status: ready ? 'UP' : 'DOWN', elasticsearch: esUp ? 'UP' : 'DOWN', indices: indicesReady ? 'READY' : 'PENDING' };
+  });
+  const watcher = services.changeWatcher;
+  const feed = services.changeFeed;
+  new Gauge({
+    name: 'ecs_change_feed_delay_max_seconds',
+    help: "Largest delay between a change's writing on another instance and its application here, since the last scrape",
+    registers: [metrics.registry],
+    collect() {
+      this.set(watcher.takeMaxDelay() / 1000);
+    },
+  });
+  new Gauge({
+    name: 'ecs_change_feed_unsent',
+    help: 'Changes saved by this instance but not yet written to the change feed (re-sent until they are)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(feed.pending);
+    },
   });
   ops.get('/metrics', async (ctx) => {
     ctx.type = metrics.registry.contentType;
@@ -134,7 +153,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   app.use(observe(log, metrics));
   app.use(securityHeaders(`${API_PREFIX}/docs`));
   app.use(errorHandler(translateStoreError));
-  // Inside the error handler (it sees every operation's final status), outside the router (issue 16).
+  // Inside the error handler (it sees every operation's final status), outside the router.
   app.use(auditTrail({ routes, audit: services.audit, tokens: services.tokens, registry: metrics.registry, translate: translateStoreError }));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Routers leave unmatched requests at 404/405/501 without a body; they become section-7 errors here.

@@ -76,12 +76,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);
-  // Background work of every instance (issue 15), once the indices exist: the change-feed
+  // Background work of every instance, once the indices exist: the change-feed
   // poller (caches keep their time limits until then) and heartbeat retention.
-  const { changeWatcher, heartbeatRetention, jobs, auditRetention } = handle.services;
+  const { changeWatcher, changeRetention, heartbeatRetention, jobs, auditRetention } = handle.services;
   void ready.then(() => {
     if (stopped) return;
     changeWatcher.start();
+    changeRetention.start();
     heartbeatRetention.start();
     jobs.runner.start();
     auditRetention.start();
@@ -128,6 +129,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       stopped = true;
       changeWatcher.stop();
       handle.services.sessions.stopSweeping();
+      await changeRetention.stop();
       await heartbeatRetention.stop();
       await jobs.runner.stop();
       await auditRetention.stop();
@@ -140,6 +142,9 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       clearInterval(sweeper);
       // Audit events handed over without waiting (refusals) reach the store before it closes.
       await handle.services.audit.drain();
+      // Changes saved but not yet announced get a last chance (the outbox is in memory only).
+      await handle.services.changeFeed.drain(5000);
+      handle.services.changeFeed.stop();
       await store.client.close();
       // The device-migration database (pool or embedded PGlite and its lock file), when it was opened.
       await handle.services.deviceMigration.close();

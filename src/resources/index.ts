@@ -100,15 +100,19 @@ export interface Services {
   idempotencyKeys: IdempotencyKeyDocStore;
   /** Background: keeps this instance's caches in step with the others (started and stopped by the server). */
   changeWatcher: ChangeWatcher;
+  /** The change feed's writer: its outbox is drained before the store client closes. */
+  changeFeed: ChangeFeedStore;
+  /** Background: change-feed retention, the same mechanism as the heartbeats' (started and stopped by the server). */
+  changeRetention: RolloverRetention;
   /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
   heartbeatRetention: HeartbeatRetention;
-  /** Bulk-action jobs (issue 16): the service, and its runner (started and stopped by the server). */
+  /** Bulk-action jobs: the service, and its runner (started and stopped by the server). */
   jobs: Jobs;
-  /** The audit trail (issue 16): written by the router's audit hook, searched through its route. */
+  /** The audit trail: written by the router's audit hook, searched through its route. */
   audit: AuditService;
   /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
   auditRetention: RolloverRetention;
-  /** Issue 16: presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
+  /** Presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
   presence: EndpointPresence;
   /** Login sessions of people signed in through the identity provider (docs/sso.md). */
   sessions: SessionService;
@@ -117,8 +121,12 @@ export interface Services {
 /** Time between heartbeat-retention runs (the lease lasts three). */
 const RETENTION_INTERVAL_MS = 5 * 60_000;
 
+/** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
+const CHANGE_RETENTION_DAYS = 1;
+
 export function createServices({ config, store, log }: BaseDeps): Services {
-  const feed = new ChangeFeedStore(store);
+  const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  const feed = new ChangeFeedStore(store, instanceName);
   const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
   const tokenStore = new TokenStore(store);
   const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds, {
@@ -139,11 +147,19 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     feed,
     [
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
-      { feed: 'organizations', onChange: () => orgs.reload() },
+      { feed: 'organizations', onChange: (ids) => (ids ? orgs.applyChanged(ids) : orgs.reload()) },
       { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
     ],
     config.changePollMs,
     log,
+    { onCurrent: () => orgs.confirmCurrent() },
+  );
+  const changeRetention = new RolloverRetention(
+    feed,
+    new LeaseStore(store),
+    { retentionDays: CHANGE_RETENTION_DAYS, intervalMs: RETENTION_INTERVAL_MS, holder: instanceName },
+    log,
+    'change-feed-retention',
   );
   const clientVersions = new ClientVersionService(
     new ClientVersionStore(store),
@@ -155,7 +171,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
   // The device migration (src/migration) copies the endpoints index itself: it shares the store, not the service.
   const endpointStore = new EndpointStore(store);
   const endpoints = new EndpointService(endpointStore, { keys: new EndpointKeyStore(store), orgs, tokens });
-  // Presence (issue 16) is part of the endpoints resource: the store applies it to every read and stamps it on every connection-state write.
+  // Presence is part of the endpoints resource: the store applies it to every read and stamps it on every connection-state write.
   const presence = new EndpointPresence(endpointStore, { defaultTimeoutSeconds: config.presenceTimeoutSeconds });
   endpointStore.presence = presence;
   const deviceMigration = new DeviceMigrationService(endpointStore, {
@@ -184,7 +200,6 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     { expiry: new CommandExpiry({ ttlSeconds: config.commandTtlSeconds, maxRetries: config.commandMaxRetries }), presence },
   );
   const heartbeatStore = new HeartbeatStore(store);
-  const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log, presence);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
@@ -227,6 +242,8 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     orgAgentConfig,
     idempotencyKeys: new IdempotencyKeyDocStore(store, log),
     changeWatcher,
+    changeFeed: feed,
+    changeRetention,
     heartbeatRetention,
     jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
     audit,

@@ -156,7 +156,7 @@ describe('Login session expiry (injected clock)', () => {
       delete: (h: string) => Promise.resolve(void docs.delete(h)),
     } as unknown as SessionStore;
     const bumps: string[][] = [];
-    const feed = { bump: (_f: string, ids: string[]) => Promise.resolve(void bumps.push(ids)) } as unknown as ChangeFeedStore;
+    const feed = { append: (_f: string, ids: string[]) => Promise.resolve(void bumps.push(ids)) } as unknown as ChangeFeedStore;
     const events: AuditEvent[] = [];
     const audit = { record: (e: AuditEvent) => Promise.resolve(void events.push(e)), offer: (e: AuditEvent) => (events.push(e), 'queued' as const) };
     const svc = new SessionService(store, feed, audit, { ...t, cacheSeconds: 30, now: () => now }, createLogger('silent'));

@@ -1,5 +1,5 @@
 /**
- * Long reads over the agents matching EndpointCriteria, for bulk work (issue 16's jobs): the
+ * Long reads over the agents matching EndpointCriteria, for bulk work (jobs): the
  * same query the page search builds (criteria.ts), limited to an explicit list of
  * organizations, counted or streamed in `id` order from after a checkpoint. Part of the
  * endpoints resource's service surface: other resources scan agents through this, never
@@ -20,7 +20,7 @@ export class AgentScan {
 
   /** The page search's query, AND-ed with `orgs` (undefined: unrestricted), after `afterId` when given. */
   private async query(c: EndpointCriteria, orgs: string[] | undefined, now: number, afterId?: string): Promise<Query> {
-    // Presence (issue 16) decides POTENTIALLY_DISCONNECTED inside the query, as the page search's does.
+    // Presence decides POTENTIALLY_DISCONNECTED inside the query, as the page search's does.
     const base = endpointCriteriaQuery(c, orgs, now, await this.store.presence?.view());
     return afterId === undefined ? base : { bool: { filter: [base, { range: { id: { gt: afterId } } }] } };
   }

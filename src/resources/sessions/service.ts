@@ -207,7 +207,7 @@ export class SessionService {
       if (!(err instanceof NotFoundError)) throw err;
       removed = false;
     }
-    await this.feed.bump('sessions', [hash]);
+    await this.feed.append('sessions', [hash]);
     if (!removed) return;
     const event = sessionEvent('SIGN_OUT', operation, status, req, doc, { sessionHash: hash, reason });
     if (reason === 'signed-out' || reason === 'backchannel-logout') await this.audit.record(event);

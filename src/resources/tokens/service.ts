@@ -6,7 +6,7 @@ import type { OrganizationService } from '../organizations/service.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { TokenDoc, TokenStore } from './store.js';
 
-/** A token as the API shows it (extension, issue 16): never its secret or hash. */
+/** A token as the API shows it (extension): never its secret or hash. */
 export type TokenView = TokenDoc;
 
 /** At most one last-use write per token and instance in this time. */
@@ -87,15 +87,16 @@ export class TokenService {
   }
 
   /**
-   * Revokes a token: refused here at once, by the other instances once they see the change
-   * feed move. A failed bump answers 503; the revocation is idempotent, so a retry bumps again.
+   * Revokes a token: refused here at once, by the other instances once they read it on the
+   * change feed. When the feed write fails the revocation is saved and still announced (the
+   * feed's outbox re-sends it) and the answer is 503; a retry revokes (idempotently) again.
    * The token keeps who revoked it and when (the first revocation's).
    */
   async revoke(tokenId: string, access?: Access): Promise<void> {
     const how = { revokedAt: new Date().toISOString(), ...(access ? { revokedBy: access.userKey } : {}) };
     if (!(await this.store.revoke(tokenId, how))) throw new NotFoundError(`token ${tokenId} not found`);
     this.authenticator.forget(tokenId);
-    await this.feed.bump('tokens', [tokenId]);
+    await this.feed.append('tokens', [tokenId]);
   }
 
   /** Revokes the agent tokens of a deleted endpoint. */
@@ -106,6 +107,6 @@ export class TokenService {
     });
     if (ids.length === 0) return;
     this.authenticator.forget(...ids);
-    await this.feed.bump('tokens', ids);
+    await this.feed.append('tokens', ids);
   }
 }
