@@ -23,6 +23,7 @@ import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
 import { auditTrail } from './http/audit.js';
 import { consoleAssets } from './http/console.js';
+import { ssoRouter, type IdentityProvider } from './http/sso.js';
 import { withDeepPaging } from './http/deep-paging.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
 import { API_VERSION } from './version.js';
@@ -52,8 +53,8 @@ function swaggerAssetsDir(): string | undefined {
 }
 
 
-export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
-  const { config, store, log } = deps;
+export function createApp(deps: { config: Config; store: StoreContext; log: Logger; idp?: IdentityProvider }): AppHandle {
+  const { config, store, log, idp } = deps;
   const services = createServices(deps);
   // Cursors and an /export sibling for every route that declares a deep search.
   const routes = withDeepPaging(allRoutes(services), {
@@ -132,6 +133,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     limitRate: rateLimiter(config.rateLimitPerMinute),
     idempotency: new Idempotency(services.idempotencyKeys, config.idempotencyKeyTtlSeconds, log),
     admission,
+    ...(idp ? { sessions: { service: services.sessions, publicOrigin: new URL(idp.publicUrl).origin } } : {}),
     parseBody: koaBody({
       json: true,
       urlencoded: false,
@@ -142,6 +144,11 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
     }),
   });
+
+  const sso = ssoRouter(
+    { idp, sessions: services.sessions, audit: services.audit, tokenSignIn: config.consoleTokenSignIn, publicUrl: config.publicUrl },
+    log,
+  );
 
   // While tracing is on, outermost: every log line, error body and store call of a request runs in its span.
   if (config.tracing.enabled) app.use(traceRequests());
@@ -169,6 +176,8 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     if (!indicesReady) throw new ServiceUnavailableError('the service is setting up its indices; retry later');
     await next();
   });
+  app.use(sso.routes());
+  app.use(sso.allowedMethods());
   app.use(api.routes());
   app.use(api.allowedMethods());
 

@@ -81,6 +81,14 @@ export interface Config {
   trustedProxies: string[];
   /** OpenTelemetry traces, from the standard OTEL_* variables (docs/adr/0090-opentelemetry-traces.md). */
   tracing: TracingConfig;
+  /** Single sign-on through an OpenID Connect identity provider (docs/sso.md); undefined: off. */
+  oidc: OidcConfig | undefined;
+  /** ECS_PUBLIC_URL: the service's external base URL (no trailing slash). */
+  publicUrl: string | undefined;
+  /** Login sessions' idle timeout and absolute lifetime (seconds). */
+  sessions: { idleSeconds: number; maxSeconds: number };
+  /** ECS_CONSOLE_TOKEN_SIGNIN: the console offers the token field. */
+  consoleTokenSignIn: boolean;
 }
 
 /** Rollover conditions of one rollover alias (Elasticsearch's `max_age` and `max_primary_shard_size`). */
@@ -128,6 +136,16 @@ export interface TracingConfig {
   samplerRatio: number;
   /** Longest wait before finished spans are sent (OTEL_BSP_SCHEDULE_DELAY, ms). */
   exportDelayMs: number;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The claim (ID token, else userinfo) whose values are `<role>@<orgId>`. */
+  rolesClaim: string;
+  /** `system` may be granted by the claim (off unless the operator turns it on). */
+  allowSystemGrant: boolean;
 }
 
 /** `lane=n,lane=n` (a lane named twice: the later one counts). */
@@ -328,10 +346,23 @@ const schema = Joi.object({
     .default('parentbased_always_on'),
   OTEL_TRACES_SAMPLER_ARG: Joi.number().min(0).max(1).default(1),
   OTEL_BSP_SCHEDULE_DELAY: Joi.number().integer().min(1).max(600_000).default(5000),
+  ECS_OIDC_ISSUER: Joi.string().uri({ scheme: ['http', 'https'] }),
+  ECS_OIDC_CLIENT_ID: Joi.string().max(256),
+  ECS_OIDC_CLIENT_SECRET: Joi.string().max(1024),
+  ECS_OIDC_ROLES_CLAIM: Joi.string().max(256).default('ecs_roles'),
+  ECS_OIDC_ALLOW_SYSTEM_GRANT: Joi.boolean().truthy('1').falsy('0').default(false),
+  ECS_PUBLIC_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .custom((v: string) => v.replace(/\/+$/, '')),
+  ECS_SESSION_IDLE_SECONDS: Joi.number().integer().min(1).default(1800),
+  ECS_SESSION_MAX_SECONDS: Joi.number().integer().min(1).default(43_200),
+  ECS_CONSOLE_TOKEN_SIGNIN: Joi.boolean().truthy('1').falsy('0').default(true),
 })
+  .with('ECS_OIDC_ISSUER', ['ECS_OIDC_CLIENT_ID', 'ECS_OIDC_CLIENT_SECRET', 'ECS_PUBLIC_URL'])
   .and('ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD')
   .without('ELASTICSEARCH_API_KEY', ['ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD'])
   .messages({
+    'object.with': '"{#main}" is set without "{#peer}": single sign-on needs ECS_OIDC_ISSUER, ECS_OIDC_CLIENT_ID, ECS_OIDC_CLIENT_SECRET and ECS_PUBLIC_URL',
     'object.and': '"ELASTICSEARCH_USERNAME" and "ELASTICSEARCH_PASSWORD" go together: {#presentWithLabels} is set without {#missingWithLabels}',
     'object.without': '"ELASTICSEARCH_API_KEY" and "{#peer}" are both set; give either an API key or basic credentials',
   })
@@ -415,5 +446,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: v.ECS_LOG_FORMAT as LogFormat,
     trustedProxies: (v.ECS_TRUSTED_PROXIES as string).split(',').filter(Boolean),
     tracing: tracingConfig(v),
+    oidc:
+      v.ECS_OIDC_ISSUER === undefined
+        ? undefined
+        : {
+            issuer: v.ECS_OIDC_ISSUER as string,
+            clientId: v.ECS_OIDC_CLIENT_ID as string,
+            clientSecret: v.ECS_OIDC_CLIENT_SECRET as string,
+            rolesClaim: v.ECS_OIDC_ROLES_CLAIM as string,
+            allowSystemGrant: v.ECS_OIDC_ALLOW_SYSTEM_GRANT as boolean,
+          },
+    publicUrl: v.ECS_PUBLIC_URL as string | undefined,
+    sessions: { idleSeconds: v.ECS_SESSION_IDLE_SECONDS as number, maxSeconds: v.ECS_SESSION_MAX_SECONDS as number },
+    consoleTokenSignIn: v.ECS_CONSOLE_TOKEN_SIGNIN as boolean,
   };
 }

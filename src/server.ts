@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { createApp, type AppHandle } from './app.js';
+import { discoverIdentityProvider, type IdentityProvider } from './http/sso.js';
 import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext, type StoreSecurity } from './store/client.js';
 import { ensureIndices } from './store/indices.js';
 import { SchemaKeeper } from './store/schema.js';
@@ -75,7 +76,15 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     layout: config.indexLayout,
     refresh: opts.refresh ?? 'shared',
   };
-  const handle = createApp({ config, store, log });
+  // Single sign-on: the identity provider must answer its discovery document before the service serves.
+  let idp: IdentityProvider | undefined;
+  try {
+    idp = config.oidc && config.publicUrl ? await discoverIdentityProvider(config.oidc, config.publicUrl, log) : undefined;
+  } catch (err) {
+    await store.client.close();
+    throw err;
+  }
+  const handle = createApp({ config, store, log, idp });
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
 
@@ -93,6 +102,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     jobs.runner.start();
     jobs.retention.start();
     auditRetention.start();
+    handle.services.sessions.startSweeping();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   let headStart: NodeJS.Timeout | undefined;
@@ -137,6 +147,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       stopped = true;
       schema.stop();
       changeWatcher.stop();
+      handle.services.sessions.stopSweeping();
       await changeRetention.stop();
       await heartbeatRetention.stop();
       await jobs.runner.stop();

@@ -1,10 +1,11 @@
 /**
  * Root hooks: before the run, start the node when an integration suite is in it (once, with
  * the time a cold start needs, so no suite's own hook timeout pays for it); after the whole
- * run, drop the run's indices and stop the node it started.
+ * run, drop the run's indices and stop the node (and the Keycloak of the single sign-on tests) it started.
  */
 import { closeSharedApp, RUN_PREFIX } from './helpers/app.js';
 import { dropIndicesUnder, stopTestElasticsearch, testElasticsearch } from './helpers/elasticsearch.js';
+import { stopTestKeycloak } from './helpers/keycloak.js';
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context): Promise<void> {
@@ -18,5 +19,6 @@ export const mochaHooks = {
     await closeSharedApp();
     if (process.env.ELASTICSEARCH_URL) await dropIndicesUnder(RUN_PREFIX);
     await stopTestElasticsearch();
+    await stopTestKeycloak();
   },
 };

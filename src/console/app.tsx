@@ -5,7 +5,7 @@ import { Message } from './components/message';
 import { describeError, onUnauthorized } from './services/client';
 import { getOrganizationTree, type OrganizationNode } from './services/organizations';
 import type { Scope } from './services/scope';
-import { clearToken, getToken, setToken } from './services/session';
+import { clearToken, endPersonSession, getPersonSession, getSignInMethods, getToken, setToken, ssoLoginUrl, type PersonSession, type SignInMethods } from './services/session';
 import { AuditPage } from './pages/audit';
 import { JobsPage } from './pages/jobs';
 import { EndpointDetailPage } from './pages/endpoint-detail';
@@ -45,21 +45,55 @@ function useRoute(): Route {
 export function App() {
   const [signedIn, setSignedIn] = useState(() => getToken() !== undefined);
   const [signInError, setSignInError] = useState<string | undefined>();
+  const [signInNotice, setSignInNotice] = useState<string | undefined>();
+  const [methods, setMethods] = useState<SignInMethods | undefined>();
+  const [person, setPerson] = useState<PersonSession | undefined>();
+  const [checked, setChecked] = useState(() => getToken() !== undefined);
   const [orgs, setOrgs] = useState<OrganizationNode[] | undefined>();
   const [treeError, setTreeError] = useState<string | undefined>();
   const [orgId, setOrgId] = useState<string | undefined>();
   const [includeChildren, setIncludeChildren] = useState(true);
   const route = useRoute();
 
-  const signOut = (message?: string) => {
+  const signOut = (message?: string, notice?: string) => {
     clearToken();
     setSignedIn(false);
+    setPerson(undefined);
     setOrgs(undefined);
     setOrgId(undefined);
     setSignInError(message);
+    setSignInNotice(notice);
   };
 
-  useEffect(() => onUnauthorized((e) => signOut(describeError(e))), []);
+  // A 401 while signed in through single sign-on is the end of the login session: back to sign-in, then back here.
+  useEffect(
+    () =>
+      onUnauthorized((e) => {
+        if (getToken() === undefined) signOut(undefined, 'Your session has ended. Sign in again to continue where you were.');
+        else signOut(describeError(e));
+      }),
+    [],
+  );
+
+  useEffect(() => {
+    void getSignInMethods().then(setMethods);
+    if (getToken() !== undefined) return;
+    void getPersonSession().then((s) => {
+      setPerson(s);
+      if (s) setSignedIn(true);
+      setChecked(true);
+    });
+  }, []);
+
+  const endSession = async () => {
+    if (person) {
+      const idpLogout = await endPersonSession();
+      signOut(undefined, 'Signed out.');
+      if (idpLogout) location.assign(idpLogout);
+      return;
+    }
+    signOut();
+  };
 
   useEffect(() => {
     if (!signedIn) return;
@@ -88,9 +122,13 @@ export function App() {
   }, [orgId, includeChildren, entries]);
 
   if (!signedIn) {
+    if (!checked || !methods) return <main id="main" class="sign-in" aria-busy="true" />;
     return (
       <SignInPage
         error={signInError}
+        notice={signInNotice}
+        methods={methods}
+        ssoUrl={ssoLoginUrl()}
         onSignIn={(token) => {
           setToken(token);
           setSignInError(undefined);
@@ -123,13 +161,18 @@ export function App() {
           ))}
         </nav>
         {orgs && orgId && <OrgPicker entries={entries} orgId={orgId} includeChildren={includeChildren} onChange={(o, c) => (setOrgId(o), setIncludeChildren(c))} />}
-        <button type="button" id="sign-out" onClick={() => signOut()}>
+        {person && (
+          <span class="who" data-testid="signed-in-as" title={person.email}>
+            {person.name}
+          </span>
+        )}
+        <button type="button" id="sign-out" onClick={() => void endSession()}>
           Sign out
         </button>
       </header>
       <main id="main" tabIndex={-1}>
         <Message kind="error" text={treeError} testId="tree-error" />
-        {orgs && orgs.length === 0 && <Message kind="error" text="Your token sees no organization." />}
+        {orgs && orgs.length === 0 && <Message kind="error" text={person ? 'Your grants cover no organization known to this service.' : 'Your token sees no organization.'} />}
         {scope && route.page === 'overview' && <OverviewPage scope={scope} />}
         {scope && route.page === 'endpoints' && <EndpointsPage scope={scope} family={route.family} />}
         {route.page === 'endpoint' && <EndpointDetailPage id={route.id} canWrite={true} />}

@@ -1,6 +1,6 @@
 /**
  * The audit hook: one middleware beside the router that turns every write made
- * with a token, and every 401/403 refusal, into an audit event, counts the agents' telemetry
+ * with a token or a login session, and every 401/403 refusal, into an audit event, counts the agents' telemetry
  * instead of auditing it, and notes each token's last use.
  *
  * What is a write: an operation of the `admin` lane (the administrative writes; every other
@@ -17,10 +17,10 @@ import crypto from 'node:crypto';
 import net from 'node:net';
 import type Koa from 'koa';
 import { Counter, type Registry } from 'prom-client';
-import { Access, type OrgTree, type Principal } from './auth.js';
+import { Access, type OrgTree, type Principal, type Role } from './auth.js';
 import { paramKey, type RouteSpec } from './routes.js';
 import { asAppError, type ErrorTranslator } from './observe.js';
-import type { AuditEvent, AuditKind, AuditTarget } from '../resources/audit/model.js';
+import type { AuditActor, AuditEvent, AuditKind, AuditTarget } from '../resources/audit/model.js';
 
 /** Where events go (src/resources/audit/service.ts). */
 export interface AuditSink {
@@ -56,8 +56,8 @@ export class AuditedAccess extends Access {
 }
 
 /** The Access for one request, kept in ctx.state for the audit hook. */
-export function accessFor(ctx: Koa.Context, principal: Principal, orgs: OrgTree): Access {
-  const access = new AuditedAccess(principal, orgs);
+export function accessFor(ctx: Koa.Context, principal: Principal, orgs: OrgTree, admitted?: readonly Role[]): Access {
+  const access = new AuditedAccess(principal, orgs, admitted);
   ctx.state.access = access;
   return access;
 }
@@ -177,6 +177,18 @@ export function auditTrail(deps: AuditTrailDeps): Koa.Middleware {
   };
 }
 
+/** The audit actor of a principal: a token by its id, a person by the identity provider's subject, e-mail, name and issuer. */
+export function actorOf(principal: Principal): AuditActor {
+  const person = principal.person;
+  return {
+    ...(principal.tokenId ? { tokenId: principal.tokenId } : {}),
+    name: principal.name,
+    role: principal.role,
+    ...(principal.orgId ? { orgId: principal.orgId } : {}),
+    ...(person ? { subject: person.subject, issuer: person.issuer, ...(person.email ? { email: person.email } : {}) } : {}),
+  };
+}
+
 function buildEvent(
   ctx: Koa.Context,
   spec: RouteSpec,
@@ -205,16 +217,7 @@ function buildEvent(
   };
   // The client's address as the trusted proxies name it (src/http/client-address.ts).
   const address = typeof ctx.state.clientAddress === 'string' && net.isIP(ctx.state.clientAddress) !== 0 ? { address: ctx.state.clientAddress } : {};
-  const actor =
-    principal === undefined
-      ? address
-      : {
-          ...(principal.tokenId ? { tokenId: principal.tokenId } : {}),
-          name: principal.name,
-          role: principal.role,
-          ...(principal.orgId ? { orgId: principal.orgId } : {}),
-          ...address,
-        };
+  const actor = principal === undefined ? address : { ...actorOf(principal), ...address };
   return {
     id: crypto.randomUUID(),
     timestamp: new Date().toISOString(),

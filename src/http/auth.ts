@@ -21,13 +21,51 @@ export const WRITERS: readonly Role[] = ['admin'];
 export const SYSTEM_ONLY: readonly Role[] = [];
 
 
+/** A role at an organization, covering its subtree (`system`: everything, no organization). */
+export interface Grant {
+  role: Exclude<Role, 'agent'>;
+  orgId?: string;
+}
+
+/** The person behind a single sign-on login session (docs/sso.md): who the identity provider says signed in. */
+export interface Person {
+  subject: string;
+  issuer: string;
+  email?: string;
+  name?: string;
+}
+
 export interface Principal {
-  /** 'anonymous' only on operations that declare no security (callers inside the perimeter). */
+  /**
+   * 'anonymous' only on operations that declare no security (callers inside the perimeter).
+   * A person's is the strongest role among their grants (for logs and coarse checks; what they
+   * may reach is decided by `grants`).
+   */
   role: Role | 'anonymous';
   tokenId?: string;
   name: string;
+  /** A token's organization; a person's: the organization of their first strongest grant. */
   orgId?: string;
   endpointId?: string;
+  /** A person's grants (several: admin of one customer, reader of another). Tokens have none: their role at orgId. */
+  grants?: readonly Grant[];
+  /** Set for a person signed in through the identity provider. */
+  person?: Person;
+}
+
+/** Who a caller is for fairness, idempotency and cursors: a token's id, or a person's issuer and subject. */
+export function callerKey(p: Principal): string | undefined {
+  return p.tokenId ?? (p.person ? `person:${p.person.issuer}#${p.person.subject}` : undefined);
+}
+
+/** The roles a principal holds (a token: one; a person: one per grant). */
+export function rolesOf(p: Principal): ReadonlyArray<Principal['role']> {
+  return p.grants ? p.grants.map((g) => g.role) : [p.role];
+}
+
+/** True when a route admitting `roles` (and `system`, always) admits the principal. */
+export function admits(roles: readonly Role[], p: Principal): boolean {
+  return rolesOf(p).some((r) => r === 'system' || roles.includes(r as Role));
 }
 
 export const ANONYMOUS: Principal = { role: 'anonymous', name: 'anonymous' };
@@ -207,12 +245,33 @@ export class Authenticator {
   }
 }
 
-/** What one principal may reach. Every service asks this object; nothing else decides 403. */
+/**
+ * What one principal may reach. Every service asks this object; nothing else decides 403.
+ *
+ * A person may hold several grants; an operation is judged by the grants whose role the route
+ * admits (`admitted`), and a target by the grants whose subtree holds it: a person who is
+ * admin of one customer and reader of another may write to the first and only read the second.
+ */
 export class Access {
+  /** The organizations whose subtrees this request may reach (undefined: unrestricted). */
+  private readonly roots: readonly string[] | undefined;
+
   constructor(
     readonly principal: Principal,
     private readonly orgs: OrgTree,
-  ) {}
+    /** The roles the operation admits (besides `system`); unset: every grant counts. */
+    admitted?: readonly Role[],
+  ) {
+    const p = principal;
+    if (p.role === 'anonymous' || (!p.grants && p.role === 'system')) this.roots = undefined;
+    else if (!p.grants) this.roots = p.orgId ? [p.orgId] : [];
+    else {
+      const counted = p.grants.filter((g) => g.role === 'system' || !admitted || admitted.includes(g.role));
+      this.roots = counted.some((g) => g.role === 'system')
+        ? undefined
+        : [...new Set(counted.flatMap((g) => (g.orgId ? [g.orgId] : [])))];
+    }
+  }
 
   get role(): Principal['role'] {
     return this.principal.role;
@@ -220,14 +279,15 @@ export class Access {
 
   /** System tokens and perimeter callers of unsecured operations are not limited to a subtree. */
   get unrestricted(): boolean {
-    return this.principal.role === 'system' || this.principal.role === 'anonymous';
+    return this.roots === undefined;
   }
 
   /** The UserKey stamped on records this principal writes. */
   get userKey(): UserKey {
+    const { tokenId, person } = this.principal;
     return {
-      username: this.principal.name,
-      authenticator: this.principal.tokenId ? `token:${this.principal.tokenId}` : 'none',
+      username: person?.email ?? this.principal.name,
+      authenticator: tokenId ? `token:${tokenId}` : person ? `oidc:${person.subject}` : 'none',
     };
   }
 
@@ -236,11 +296,13 @@ export class Access {
    * it is often the org of a stored record the caller found by another key (API3).
    */
   async assertOrg(orgId: string): Promise<void> {
-    if (this.unrestricted) return;
-    const root = this.principal.orgId;
-    if (!root || !(await this.orgs.isWithin(orgId, root))) {
-      throw new ForbiddenError("the record or organization is outside the token's organization subtree");
-    }
+    if (!this.roots) return;
+    for (const root of this.roots) if (await this.orgs.isWithin(orgId, root)) return;
+    throw new ForbiddenError(
+      this.principal.person
+        ? 'the record or organization is outside the organizations your grants cover for this operation'
+        : "the record or organization is outside the token's organization subtree",
+    );
   }
 
   /** 403 unless the principal may see a record of this org; an agent only its own endpoint. */
@@ -260,9 +322,11 @@ export class Access {
 
   /** The orgs visible to the principal; undefined when unrestricted. */
   async visibleOrgs(): Promise<string[] | undefined> {
-    if (this.unrestricted) return undefined;
-    if (!this.principal.orgId) return [];
-    return this.orgs.subtree(this.principal.orgId);
+    if (!this.roots) return undefined;
+    if (this.roots.length === 0) return [];
+    if (this.roots.length === 1) return this.orgs.subtree(this.roots[0]);
+    const subtrees = await Promise.all(this.roots.map((r) => this.orgs.subtree(r)));
+    return [...new Set(subtrees.flat())];
   }
 
   /**

@@ -22,6 +22,7 @@ import Joi from 'joi';
 import { AppError, BadRequestError } from '../errors.js';
 import { ok, type HandlerInput, type Reply, type RouteSpec } from './routes.js';
 import { RESULT_WINDOW, type PageRequest } from '../domain.js';
+import { callerKey } from './auth.js';
 
 export interface DeepPagingOptions {
   /** Signs cursors; every instance behind one address must share it. */
@@ -238,7 +239,7 @@ class DeepPaging {
     const pr = body.pageRequest;
     const bound = {
       op: spec.operationId,
-      tok: input.access.principal.tokenId ?? 'anonymous',
+      tok: callerKey(input.access.principal) ?? 'anonymous',
       fp: fingerprint(input.params, body),
     };
     // Decoded before the store is asked anything: a forged cursor costs no round trip.

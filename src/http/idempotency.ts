@@ -17,7 +17,7 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { AppError, BadRequestError, ConflictError } from '../errors.js';
-import type { Principal } from './auth.js';
+import { callerKey, type Principal } from './auth.js';
 import type { Reply } from './routes.js';
 import type { Logger } from '../log.js';
 
@@ -121,7 +121,7 @@ export class Idempotency {
    */
   async run(req: IdempotentRequest, operation: (createdId: string) => Promise<Reply>): Promise<Reply> {
     // The bootstrap token has a stable tokenId too; every caller without a token shares "anonymous".
-    const caller = req.principal.tokenId ?? req.principal.role;
+    const caller = callerKey(req.principal) ?? req.principal.role;
     const id = sha256(`${caller}\n${req.method}\n${req.path}\n${req.key}`);
     const requestHash = sha256(canonicalJson(req.request));
     const now = new Date();

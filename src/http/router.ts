@@ -6,7 +6,9 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
-import { ANONYMOUS, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal, type Role } from './auth.js';
+import { admits, ANONYMOUS, callerKey, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal } from './auth.js';
+import { sessionOf, sessionSecretOf } from './sso.js';
+import type { SessionService } from '../resources/sessions/service.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
@@ -26,6 +28,8 @@ export interface MountDeps {
   parseBody: Koa.Middleware;
   /** Runs `idempotent` operations called with an Idempotency-Key. */
   idempotency: Idempotency;
+  /** Login sessions (single sign-on configured): a request without a token may carry the session cookie. */
+  sessions?: { service: SessionService; publicOrigin: string };
 }
 
 function tokenFrom(ctx: Koa.Context): string | undefined {
@@ -73,11 +77,20 @@ async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promis
   const required = spec.sec || deps.requireTokenEverywhere;
   if (!secret && !required) return ANONYMOUS;
   // The client's address as the trusted proxies name it (src/http/client-address.ts).
-  const principal = await deps.authenticator.authenticate(secret, String(ctx.state.clientAddress ?? ctx.ip));
+  // A token always wins; without one, a person's login session (cross-site rules applied in sessionOf).
+  const cookie = secret === undefined && deps.sessions ? sessionSecretOf(ctx) : undefined;
+  const principal =
+    cookie !== undefined && deps.sessions
+      ? (await sessionOf(ctx, cookie, deps.sessions.service, deps.sessions.publicOrigin)).principal
+      : await deps.authenticator.authenticate(secret, String(ctx.state.clientAddress ?? ctx.ip));
   // Known before the role check, so a refusal names its caller in the access log and the audit trail.
   ctx.state.principal = principal;
-  if (principal.role !== 'system' && !spec.roles.includes(principal.role as Role)) {
-    throw new ForbiddenError(`role ${principal.role} may not call ${spec.operationId}`);
+  if (!admits(spec.roles, principal)) {
+    throw new ForbiddenError(
+      principal.grants
+        ? `none of your grants (${principal.grants.map((g) => g.role).join(', ')}) may call ${spec.operationId}`
+        : `role ${principal.role} may not call ${spec.operationId}`,
+    );
   }
   deps.limitRate?.(principal);
   return principal;
@@ -96,10 +109,10 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       // The lane decides right after authentication, before the body is read and validated, so a
       // shed request costs as little as it can; the whole operation (an idempotent one's key
       // claim and outcome too) runs inside its lane.
-      const access = accessFor(ctx, principal, deps.orgs);
-      const runInLane = <T>(work: () => Promise<T>): Promise<T> => deps.admission.run(spec.lane, principal.tokenId, work);
+      const access = accessFor(ctx, principal, deps.orgs, spec.roles);
+      const runInLane = <T>(work: () => Promise<T>): Promise<T> => deps.admission.run(spec.lane, callerKey(principal), work);
       const accepts = (...types: string[]): string | false => ctx.accepts(...types);
-      const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, async () => {
+      const reply: Reply = await deps.admission.run(spec.lane, callerKey(principal), async () => {
         const params = validateParams(spec, ctx.params);
         const query = validatePart<unknown>(spec.query, ctx.query, 'query', true);
         const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');

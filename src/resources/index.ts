@@ -73,6 +73,8 @@ import { RolloverRetention } from '../store/retention.js';
 import { EndpointPresence } from './endpoints/presence.js';
 import { presenceRoutes } from './endpoints/presence-routes.js';
 import { CommandExpiry } from './commands/expiry.js';
+import { SessionStore } from './sessions/store.js';
+import { SessionService } from './sessions/service.js';
 
 import type { BaseDeps } from './deps.js';
 
@@ -112,6 +114,8 @@ export interface Services {
   auditRetention: RolloverRetention;
   /** Presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
   presence: EndpointPresence;
+  /** Login sessions of people signed in through the identity provider (docs/sso.md). */
+  sessions: SessionService;
 }
 
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
@@ -132,11 +136,21 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     lookupsPerMinute: config.authFailuresPerMinute,
   });
   const tokens = new TokenService(tokenStore, orgs, authenticator, feed);
+  const auditStore = new AuditStore(store);
+  const audit = new AuditService(auditStore, log);
+  const sessions = new SessionService(
+    new SessionStore(store),
+    feed,
+    audit,
+    { ...config.sessions, cacheSeconds: config.tokenCacheSeconds },
+    log,
+  );
   const changeWatcher = new ChangeWatcher(
     feed,
     [
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
       { feed: 'organizations', onChange: (ids) => (ids ? orgs.applyChanged(ids) : orgs.reload()) },
+      { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
     ],
     config.changePollMs,
     log,
@@ -195,7 +209,6 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     { ...retentionSchedule, retentionDays: config.heartbeatRetentionDays, rollover: config.maintenance.heartbeatRollover },
     log,
   );
-  const auditStore = new AuditStore(store);
   const auditRetention = new RolloverRetention(
     auditStore,
     new LeaseStore(store),
@@ -236,9 +249,10 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     changeRetention,
     heartbeatRetention,
     jobs,
-    audit: new AuditService(auditStore, log),
+    audit,
     auditRetention,
     presence,
+    sessions,
   };
 }
 

@@ -31,7 +31,10 @@ function criteriaOf(f: Form): AuditCriteria {
   const c: AuditCriteria = {};
   if (f.from) c.from = iso(f.from);
   if (f.to) c.to = iso(f.to);
-  if (f.actor.trim()) c.actorTokenId = f.actor.trim();
+  // A person is found by e-mail address, a token by its id.
+  const actor = f.actor.trim();
+  if (actor.includes('@')) c.actorEmail = actor;
+  else if (actor) c.actorTokenId = actor;
   if (f.operation.trim()) c.operation = f.operation.trim();
   if (f.targetType.trim()) c.targetType = f.targetType.trim();
   if (f.targetId.trim()) c.targetId = f.targetId.trim();
@@ -104,7 +107,7 @@ export function AuditPage() {
           >
             {field('from', 'From', 'datetime-local')}
             {field('to', 'To', 'datetime-local')}
-            {field('actor', 'Actor (token id)')}
+            {field('actor', 'Actor (token id or e-mail)')}
             {field('operation', 'Operation')}
             {field('targetType', 'Target type')}
             {field('targetId', 'Target id')}
@@ -112,7 +115,9 @@ export function AuditPage() {
             <select id="audit-kind" value={form.kind} onChange={(e) => setForm({ ...form, kind: (e.currentTarget as HTMLSelectElement).value as Kind | '' })}>
               <option value="">any</option>
               <option value="WRITE">write (any status)</option>
-              <option value="REFUSAL">refusal (401/403)</option>
+              <option value="REFUSAL">refusal (401/403, refused sign-in)</option>
+              <option value="SIGN_IN">sign-in</option>
+              <option value="SIGN_OUT">sign-out</option>
             </select>
             {field('status', 'HTTP status', 'number')}
             <button type="submit">Search</button>
@@ -143,6 +148,8 @@ export function AuditPage() {
                       <td>
                         {ev.actor.name ?? ev.actor.tokenId ?? 'anonymous'}
                         {ev.actor.role ? ` (${ev.actor.role})` : ''}
+                        {ev.actor.email && <div class="note">{ev.actor.email}</div>}
+                        {ev.reason && <div class="note">{ev.reason}</div>}
                       </td>
                       <td>
                         {ev.operation}

@@ -1,11 +1,12 @@
 /**
  * The typed API client: openapi-fetch over the types generated from the service's own OpenAPI
- * document (scripts/console-api.ts). Every call carries the session's token; every failure
+ * document (scripts/console-api.ts). Every call carries the access token or, signed in through
+ * single sign-on, the login session's cookie and CSRF token; every failure
  * becomes an ApiError with the spec's status and message.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from '../../../generated/console-api';
-import { getToken } from './session';
+import { getCsrfToken, getToken } from './session';
 
 export const API = '/endpoint-control-service/v1' as const;
 
@@ -29,6 +30,11 @@ const auth: Middleware = {
   onRequest({ request }) {
     const token = getToken();
     if (token) request.headers.set('x-auth-token', token);
+    else {
+      // Signed in through single sign-on: the cookie goes along by itself; writes carry the CSRF token.
+      const csrf = getCsrfToken();
+      if (csrf && request.method !== 'GET' && request.method !== 'HEAD') request.headers.set('x-csrf-token', csrf);
+    }
     return request;
   },
 };
@@ -56,7 +62,7 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
 /** A user-facing sentence for an error (401/403/409 explained). */
 export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
-    if (err.status === 401) return `Not signed in or the token is no longer valid (401): ${err.message}`;
+    if (err.status === 401) return `Not signed in, or the session or token is no longer valid (401): ${err.message}`;
     if (err.status === 403) return `Not allowed (403): ${err.message}`;
     if (err.status === 409) return `Refused (409): ${err.message}`;
     return `Error ${err.status}: ${err.message}`;

@@ -1,7 +1,11 @@
 /** Audit events (extension): who did what to which record, and who was refused. */
 
-export const AUDIT_KINDS = ['WRITE', 'REFUSAL'] as const;
-/** WRITE: a write operation called with a token (any outcome); REFUSAL: any operation answered 401 or 403. */
+export const AUDIT_KINDS = ['WRITE', 'REFUSAL', 'SIGN_IN', 'SIGN_OUT'] as const;
+/**
+ * WRITE: a write operation called with a token or a login session (any outcome); REFUSAL: any
+ * operation answered 401 or 403, and a refused sign-in; SIGN_IN / SIGN_OUT: a login session
+ * began / ended (sign-out, back-channel logout, expiry: `reason`).
+ */
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
 export interface AuditActor {
@@ -12,6 +16,10 @@ export interface AuditActor {
   orgId?: string;
   /** The client's address: the socket's peer, or the client a trusted proxy names (ECS_TRUSTED_PROXIES). */
   address?: string;
+  /** A person signed in through the identity provider: its subject, e-mail and issuer (name above). */
+  subject?: string;
+  email?: string;
+  issuer?: string;
 }
 
 export interface AuditTarget {
@@ -38,12 +46,17 @@ export interface AuditEvent {
   target: AuditTarget;
   /** What the operation adds for the trail (a job: its criteria, matched count and who confirmed it); stored, not searchable. */
   details?: Record<string, unknown>;
+  /** Why a login session ended or a sign-in was refused (`signed-out`, `backchannel-logout`, `idle`, `absolute`, `no-grant`, ...). */
+  reason?: string;
 }
 
 export interface AuditSearchCriteria {
   from?: string;
   to?: string;
   actorTokenId?: string;
+  /** A person's subject at the identity provider. */
+  actorSubject?: string;
+  actorEmail?: string;
   operation?: string;
   targetType?: string;
   targetId?: string;

@@ -18,6 +18,8 @@ const criteria = Joi.object<AuditSearchCriteria>({
   from: instant.description('events at or after this time'),
   to: instant.description('events before this time'),
   actorTokenId: id.description("the calling token's id"),
+  actorSubject: Joi.string().max(255).description("a person's subject at the identity provider"),
+  actorEmail: Joi.string().max(255).description("a person's e-mail address, as the identity provider gave it"),
   operation: id.description('the operation id of the route called'),
   targetType: id.description('the kind of record named: endpoint, utm-endpoint, license, token, org, ...'),
   targetId: id,
@@ -45,6 +47,9 @@ const auditEvent = Joi.object({
     role: Joi.string(),
     orgId: Joi.string(),
     address: Joi.string().description("the client's address: the connection's peer, or the client a trusted reverse proxy names in X-Forwarded-For"),
+    subject: Joi.string().description("a person's subject at the identity provider"),
+    email: Joi.string(),
+    issuer: Joi.string().description('the identity provider (its issuer URL)'),
   })
     .required()
     .label('AuditActor').meta({ className: 'AuditActor' }),
@@ -52,6 +57,7 @@ const auditEvent = Joi.object({
   details: Joi.object()
     .unknown(true)
     .description("what the operation records besides who, what and which: a job's criteria, allAgents, matched (agents matching when it was created) and confirmedBy"),
+  reason: Joi.string().description('why a login session ended or a sign-in was refused'),
 }).label('AuditEvent').meta({ className: 'AuditEvent' });
 
 export function auditRoutes(svc: AuditService): RouteSpec[] {
@@ -65,7 +71,7 @@ export function auditRoutes(svc: AuditService): RouteSpec[] {
       method: 'POST',
       path: '/audit/search-page',
       summary:
-        "Audit events (writes made with a token, 401/403 refusals) matching every given criteria field, paged (default: newest first); an admin sees the events whose target is in its organization's subtree",
+        "Audit events (writes made with a token or a login session, 401/403 refusals, sign-ins and sign-outs) matching every given criteria field, paged (default: newest first); an admin sees the events whose target is in its organization's subtree",
       tag: 'audit',
       lane: 'interactive',
       sec: true,

@@ -108,6 +108,8 @@ export class AuditService {
       filter.push({ range: { timestamp: { gte: criteria.from, lt: criteria.to } } });
     const terms: [keyof AuditSearchCriteria, string][] = [
       ['actorTokenId', 'actor.tokenId'],
+      ['actorSubject', 'actor.subject'],
+      ['actorEmail', 'actor.email'],
       ['operation', 'operation'],
       ['targetType', 'target.type'],
       ['targetId', 'target.id'],

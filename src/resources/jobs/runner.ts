@@ -180,7 +180,7 @@ export class JobRunner {
   /** The creator's reach, as when the job was created: role, organization, subtree (re-read from the tree). */
   private accessOf(d: JobDoc): Access {
     const c = d.creator;
-    return new Access({ role: c.role, name: c.name, tokenId: c.tokenId, orgId: c.orgId }, this.deps.orgs);
+    return new Access({ role: c.role, name: c.name, tokenId: c.tokenId, orgId: c.orgId, ...(c.grants ? { grants: c.grants } : {}), ...(c.person ? { person: c.person } : {}) }, this.deps.orgs);
   }
 
   /** Batch size: never so large that one batch at the configured rate outlasts a third of the lease. */

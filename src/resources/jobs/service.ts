@@ -136,7 +136,14 @@ export class JobService {
       ...((input.criteria.orgId ?? p.orgId) !== undefined ? { orgId: input.criteria.orgId ?? p.orgId } : {}),
       action: input.action,
       criteria: input.criteria,
-      creator: { role: p.role, name: p.name, ...(p.tokenId ? { tokenId: p.tokenId } : {}), ...(p.orgId ? { orgId: p.orgId } : {}) },
+      creator: {
+        role: p.role,
+        name: p.name,
+        ...(p.tokenId ? { tokenId: p.tokenId } : {}),
+        ...(p.orgId ? { orgId: p.orgId } : {}),
+        // A person's job reaches where their admin grants do, not where they may only read.
+        ...(p.grants ? { grants: p.grants.filter((g) => g.role !== 'reader'), ...(p.person ? { person: p.person } : {}) } : {}),
+      },
       criteriaAt: now,
       matched: 0,
       done: 0,

@@ -1,0 +1,48 @@
+/**
+ * Cross-site protection for requests authenticated by the login-session cookie
+ * (docs/adr/0072-cross-site-rule-for-session-cookies.md). A request carried by `x-auth-token`
+ * never reaches these rules: a browser does not add that header on its own.
+ */
+import crypto from 'node:crypto';
+
+/** Methods that change nothing; every other one is judged. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export const CSRF_HEADER = 'x-csrf-token';
+
+/** The session's CSRF token: derived from its secret, so it is never stored and dies with the session. */
+export function csrfTokenFor(sessionSecret: string): string {
+  return crypto.createHmac('sha256', sessionSecret).update('ecs csrf token').digest('base64url');
+}
+
+export interface CsrfInput {
+  method: string;
+  /** The Origin header ('' when absent). */
+  origin: string;
+  /** The Sec-Fetch-Site header ('' when absent). */
+  secFetchSite: string;
+  /** The X-CSRF-Token header ('' when absent). */
+  csrfHeader: string;
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const ha = crypto.createHash('sha256').update(a).digest();
+  const hb = crypto.createHash('sha256').update(b).digest();
+  return crypto.timingSafeEqual(ha, hb);
+}
+
+/**
+ * Why a cookie-authenticated request must be refused (403), or undefined when it may pass:
+ * an unsafe method needs a same-origin Origin (the service's public origin) or Fetch Metadata
+ * `Sec-Fetch-Site: same-origin`, and the session's CSRF token in X-CSRF-Token.
+ */
+export function csrfRefusal(req: CsrfInput, publicOrigin: string, csrfToken: string): string | undefined {
+  if (SAFE_METHODS.has(req.method.toUpperCase())) return undefined;
+  // Fetch Metadata is set by the browser alone; it also covers a console reached under another host name than ECS_PUBLIC_URL's.
+  const sameOrigin = req.origin === publicOrigin || req.secFetchSite === 'same-origin';
+  if (!sameOrigin) return 'a write with the session cookie must come from the console itself (same origin)';
+  if (req.csrfHeader === '' || !safeEqual(req.csrfHeader, csrfToken)) {
+    return 'a write with the session cookie needs the X-CSRF-Token header that GET /auth/session gives';
+  }
+  return undefined;
+}

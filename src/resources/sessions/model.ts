@@ -1,0 +1,51 @@
+/**
+ * Login sessions of people signed in through the identity provider (docs/sso.md,
+ * docs/adr/0071-login-sessions-in-the-store.md). The browser holds only an opaque random
+ * secret in a cookie; the store holds the session under the secret's SHA-256.
+ */
+import type { Grant } from '../../http/auth.js';
+
+export interface SessionDoc {
+  subject: string;
+  issuer: string;
+  email?: string;
+  name?: string;
+  /** The identity provider's session id (`sid` of the ID token), named by its back-channel logout tokens. */
+  sid?: string;
+  grants: Grant[];
+  /** The ID token, only as the `id_token_hint` of the end-session URL at sign-out. */
+  idToken?: string;
+  createdAt: string;
+  /** Last use, written at most every TOUCH interval (the idle timeout counts from it). */
+  lastSeenAt: string;
+  /** The absolute end: createdAt + ECS_SESSION_MAX_SECONDS. */
+  expiresAt: string;
+}
+
+export interface SessionTimeouts {
+  /** ECS_SESSION_IDLE_SECONDS */
+  idleSeconds: number;
+  /** ECS_SESSION_MAX_SECONDS */
+  maxSeconds: number;
+}
+
+export type SessionEnd = 'idle' | 'absolute';
+
+/** When the session ends if unused from now on (the sooner of idle and absolute), and whether it already has. */
+export function sessionExpiry(doc: Pick<SessionDoc, 'lastSeenAt' | 'expiresAt'>, now: number, t: SessionTimeouts): { expiresAt: number; ended?: SessionEnd } {
+  const absolute = Date.parse(doc.expiresAt);
+  const idle = Date.parse(doc.lastSeenAt) + t.idleSeconds * 1000;
+  const expiresAt = Math.min(absolute, idle);
+  if (now >= absolute) return { expiresAt, ended: 'absolute' };
+  if (now >= idle) return { expiresAt, ended: 'idle' };
+  return { expiresAt };
+}
+
+/**
+ * How stale `lastSeenAt` may get before a use writes it again: a write per request would cost
+ * every console click a store write; this bounds the idle timeout's error to a tenth of it
+ * (at most a minute).
+ */
+export function touchIntervalMs(t: SessionTimeouts): number {
+  return Math.min(60_000, Math.max(1000, (t.idleSeconds * 1000) / 10));
+}

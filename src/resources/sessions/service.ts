@@ -1,0 +1,251 @@
+/**
+ * Login sessions (docs/adr/0071-login-sessions-in-the-store.md): created at sign-in, found by
+ * the cookie's secret on every request, ended by sign-out, back-channel logout or expiry.
+ *
+ * Each instance caches the sessions it verified; an end made through any instance reaches the
+ * others through the `sessions` change feed (one poll, ECS_CHANGE_POLL_MS), and at worst
+ * within the token cache's time limit while the feed is unreadable. Expiry needs no message:
+ * every instance computes it from the stored times, re-reading a session its cache calls idle
+ * (another instance may have seen it used since).
+ */
+import crypto from 'node:crypto';
+import { NotFoundError, UnauthorizedError } from '../../errors.js';
+import { hashToken, type Grant, type Principal } from '../../http/auth.js';
+import { csrfTokenFor } from '../../http/csrf.js';
+import type { Logger } from '../../log.js';
+import type { ChangeFeedStore } from '../../store/change-feed.js';
+import type { AuditEvent } from '../audit/model.js';
+import { sessionExpiry, touchIntervalMs, type SessionDoc, type SessionEnd, type SessionTimeouts } from './model.js';
+import type { SessionStore } from './store.js';
+
+/** The request an audit event of a session belongs to. */
+export interface RequestRef {
+  requestId: string;
+  method: string;
+  path: string;
+}
+
+/** Where session events go (the audit trail). */
+export interface SessionAudit {
+  record(event: AuditEvent): Promise<void>;
+  offer(event: AuditEvent): 'queued' | 'dropped';
+}
+
+/** What a verified cookie yields. */
+export interface VerifiedSession {
+  principal: Principal;
+  csrfToken: string;
+  /** When the session ends unless used again (the sooner of idle and absolute). */
+  expiresAt: string;
+  doc: SessionDoc;
+  hash: string;
+}
+
+const ROLE_RANK: Record<Grant['role'], number> = { system: 3, admin: 2, reader: 1 };
+
+/** The principal of a session: the person, their grants, the strongest role for logs and coarse checks. */
+export function principalOf(doc: SessionDoc): Principal {
+  const strongest = [...doc.grants].sort((a, b) => ROLE_RANK[b.role] - ROLE_RANK[a.role])[0];
+  return {
+    role: strongest?.role ?? 'reader',
+    name: doc.name ?? doc.email ?? doc.subject,
+    ...(strongest?.orgId ? { orgId: strongest.orgId } : {}),
+    grants: doc.grants,
+    person: { subject: doc.subject, issuer: doc.issuer, ...(doc.email ? { email: doc.email } : {}), ...(doc.name ? { name: doc.name } : {}) },
+  };
+}
+
+/** The audit event of a session's beginning, end or refusal. */
+export function sessionEvent(
+  kind: AuditEvent['kind'],
+  operation: string,
+  status: number,
+  req: RequestRef,
+  person: Pick<SessionDoc, 'subject' | 'issuer' | 'email' | 'name' | 'grants'>,
+  extra: { sessionHash?: string; reason?: string } = {},
+): AuditEvent {
+  const p = principalOf({ ...person, createdAt: '', lastSeenAt: '', expiresAt: '' });
+  const orgId = person.grants[0]?.orgId;
+  return {
+    id: crypto.randomUUID(),
+    timestamp: new Date().toISOString(),
+    kind,
+    requestId: req.requestId,
+    operation,
+    method: req.method,
+    path: req.path,
+    status,
+    actor: {
+      name: p.name,
+      ...(person.grants.length > 0 ? { role: p.role } : {}),
+      ...(p.orgId ? { orgId: p.orgId } : {}),
+      subject: person.subject,
+      issuer: person.issuer,
+      ...(person.email ? { email: person.email } : {}),
+    },
+    // The session is named by a prefix of its hash: enough to tell sessions apart, useless as a credential.
+    target: { type: 'session', ...(extra.sessionHash ? { id: extra.sessionHash.slice(0, 16) } : {}), ...(orgId ? { orgId } : {}) },
+    ...(extra.reason ? { reason: extra.reason } : {}),
+  };
+}
+
+interface CacheEntry {
+  doc: SessionDoc;
+  until: number;
+}
+
+const MAX_CACHED = 20_000;
+
+export class SessionService {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly feed: ChangeFeedStore,
+    private readonly audit: SessionAudit,
+    private readonly opts: SessionTimeouts & { cacheSeconds: number; now?: () => number },
+    private readonly log: Logger,
+  ) {}
+
+  /** The absolute lifetime (ECS_SESSION_MAX_SECONDS): the cookie's Max-Age. */
+  get maxSeconds(): number {
+    return this.opts.maxSeconds;
+  }
+
+  private now(): number {
+    return this.opts.now?.() ?? Date.now();
+  }
+
+  /** Starts a session for a person with at least one grant; returns the cookie's secret. Audited (SIGN_IN) before it is answered. */
+  async create(person: Omit<SessionDoc, 'createdAt' | 'lastSeenAt' | 'expiresAt'>, req: RequestRef): Promise<{ secret: string; hash: string; doc: SessionDoc }> {
+    const now = this.now();
+    const secret = crypto.randomBytes(32).toString('base64url');
+    const hash = hashToken(secret);
+    const doc: SessionDoc = {
+      ...person,
+      createdAt: new Date(now).toISOString(),
+      lastSeenAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + this.opts.maxSeconds * 1000).toISOString(),
+    };
+    await this.store.create(hash, doc);
+    await this.audit.record(sessionEvent('SIGN_IN', 'signIn', 302, req, doc, { sessionHash: hash }));
+    return { secret, hash, doc };
+  }
+
+  /** The session a cookie's secret names: 401 when there is none or it has ended (an ended one is removed). */
+  async verify(secret: string, req: RequestRef): Promise<VerifiedSession> {
+    if (secret.length > 256) throw new UnauthorizedError('no login session: sign in');
+    const hash = hashToken(secret);
+    const now = this.now();
+    let entry = this.cache.get(hash);
+    let fresh = false;
+    if (!entry || entry.until < now) {
+      entry = await this.load(hash, now);
+      fresh = true;
+    }
+    let exp = sessionExpiry(entry.doc, now, this.opts);
+    if (exp.ended === 'idle' && !fresh) {
+      entry = await this.load(hash, now);
+      exp = sessionExpiry(entry.doc, now, this.opts);
+    }
+    if (exp.ended) {
+      await this.endOne(hash, entry.doc, exp.ended, 'sessionExpired', 401, req);
+      throw new UnauthorizedError('the login session has expired: sign in again');
+    }
+    if (now - Date.parse(entry.doc.lastSeenAt) >= touchIntervalMs(this.opts)) {
+      const lastSeenAt = new Date(now).toISOString();
+      entry.doc = { ...entry.doc, lastSeenAt };
+      exp = sessionExpiry(entry.doc, now, this.opts);
+      // Off the request path: a lost touch only makes the idle timeout count from an earlier use.
+      this.store.touch(hash, lastSeenAt).catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) this.log.warn({ err: { message: (err as Error).message } }, 'could not note the use of a login session');
+      });
+    }
+    return { principal: principalOf(entry.doc), csrfToken: csrfTokenFor(secret), expiresAt: new Date(exp.expiresAt).toISOString(), doc: entry.doc, hash };
+  }
+
+  private async load(hash: string, now: number): Promise<CacheEntry> {
+    const doc = await this.store.get(hash);
+    if (!doc) {
+      this.cache.delete(hash);
+      throw new UnauthorizedError('no login session (signed out, or ended at the identity provider): sign in');
+    }
+    const entry = { doc, until: now + this.opts.cacheSeconds * 1000 };
+    if (this.opts.cacheSeconds > 0) {
+      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(hash, entry);
+    }
+    return entry;
+  }
+
+  /** Sign-out: ends the session on every instance (audited, SIGN_OUT). */
+  async signOut(session: VerifiedSession, req: RequestRef): Promise<void> {
+    await this.endOne(session.hash, session.doc, 'signed-out', 'signOut', 200, req);
+  }
+
+  /**
+   * Back-channel logout: ends the sessions of one identity-provider session (`sid`), or every
+   * session of the person (`sub`) at that issuer. Returns how many ended.
+   */
+  async endAtIdp(issuer: string, subject: string | undefined, sid: string | undefined, req: RequestRef): Promise<number> {
+    let hashes = await this.store.find(issuer, subject, sid);
+    // A provider whose ID tokens named its session otherwise than its logout tokens: the person's sessions end (the safe side).
+    if (hashes.length === 0 && sid !== undefined && subject !== undefined) hashes = await this.store.find(issuer, subject, undefined);
+    for (const hash of hashes) {
+      const doc = await this.store.get(hash);
+      if (doc) await this.endOne(hash, doc, 'backchannel-logout', 'backchannelLogout', 200, req);
+    }
+    return hashes.length;
+  }
+
+  private async endOne(hash: string, doc: SessionDoc, reason: SessionEnd | 'signed-out' | 'backchannel-logout', operation: string, status: number, req: RequestRef): Promise<void> {
+    this.cache.delete(hash);
+    let removed = true;
+    try {
+      await this.store.delete(hash);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+      removed = false;
+    }
+    await this.feed.append('sessions', [hash]);
+    if (!removed) return;
+    const event = sessionEvent('SIGN_OUT', operation, status, req, doc, { sessionHash: hash, reason });
+    if (reason === 'signed-out' || reason === 'backchannel-logout') await this.audit.record(event);
+    else this.audit.offer(event);
+  }
+
+  /** The `sessions` change feed moved: forget the sessions ended elsewhere (all of them when not known). */
+  forget(hashes: string[] | undefined): void {
+    if (hashes === undefined) this.cache.clear();
+    else for (const h of hashes) this.cache.delete(h);
+  }
+
+  private sweeper: NodeJS.Timeout | undefined;
+
+  /** Sweeps ended sessions every `everyMs` (started and stopped by the server). */
+  startSweeping(everyMs = 10 * 60_000): void {
+    clearInterval(this.sweeper);
+    this.sweeper = setInterval(() => {
+      this.sweep().catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message } }, 'sweeping ended login sessions failed; retrying later'));
+    }, everyMs);
+    this.sweeper.unref();
+  }
+
+  stopSweeping(): void {
+    clearInterval(this.sweeper);
+  }
+
+  /** Removes sessions that have ended without anyone using them since (their documents only: nobody holds them). */
+  async sweep(): Promise<number> {
+    const now = this.now();
+    const hashes = await this.store.expired(new Date(now).toISOString(), new Date(now - this.opts.idleSeconds * 1000).toISOString());
+    for (const hash of hashes) {
+      try {
+        await this.store.delete(hash);
+      } catch (err) {
+        if (!(err instanceof NotFoundError)) throw err;
+      }
+    }
+    return hashes.length;
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * Single sign-on's rules without a store or an identity provider: the roles claim → grants,
+ * the cross-site rule for cookie-carried writes, grants → what a request may reach, and login
+ * sessions' idle and absolute expiry under an injected clock.
+ */
+import { expect } from 'chai';
+import { grantsFromClaim } from '../../src/http/oidc-claims.js';
+import { csrfRefusal, csrfTokenFor } from '../../src/http/csrf.js';
+import { Access, admits, type OrgTree } from '../../src/http/auth.js';
+import { consoleReturnPath } from '../../src/http/sso.js';
+import { sessionExpiry } from '../../src/resources/sessions/model.js';
+import { principalOf, SessionService } from '../../src/resources/sessions/service.js';
+import type { SessionStore } from '../../src/resources/sessions/store.js';
+import type { SessionDoc } from '../../src/resources/sessions/model.js';
+import type { ChangeFeedStore } from '../../src/store/change-feed.js';
+import type { AuditEvent } from '../../src/resources/audit/model.js';
+import { createLogger } from '../../src/log.js';
+import { ForbiddenError, UnauthorizedError } from '../../src/errors.js';
+
+describe('Roles claim → grants', () => {
+  it('maps role@org values of an array claim, in order, without duplicates', () => {
+    const r = grantsFromClaim(['admin@acme', 'reader@beta', 'admin@acme'], { allowSystem: false });
+    expect(r.grants).to.deep.equal([
+      { role: 'admin', orgId: 'acme' },
+      { role: 'reader', orgId: 'beta' },
+    ]);
+    expect(r.ignored).to.deep.equal([]);
+  });
+
+  it('accepts one string of values separated by spaces or commas', () => {
+    expect(grantsFromClaim('admin@acme, reader@beta', { allowSystem: false }).grants).to.have.length(2);
+  });
+
+  it('ignores unknown roles, malformed values and agent', () => {
+    const r = grantsFromClaim(['owner@acme', 'admin@', '@acme', 'admin', 'agent@acme', 'admin@a/b', 7], { allowSystem: false });
+    expect(r.grants).to.deep.equal([]);
+    expect(r.ignored).to.have.length(7);
+  });
+
+  it('grants system only when the operator allows it', () => {
+    expect(grantsFromClaim(['system'], { allowSystem: false }).grants).to.deep.equal([]);
+    expect(grantsFromClaim(['system'], { allowSystem: true }).grants).to.deep.equal([{ role: 'system' }]);
+  });
+
+  it('grants nothing for an absent or non-list claim', () => {
+    expect(grantsFromClaim(undefined, { allowSystem: true }).grants).to.deep.equal([]);
+    expect(grantsFromClaim({ admin: 'acme' }, { allowSystem: true }).grants).to.deep.equal([]);
+  });
+});
+
+describe('Cross-site rule for cookie-carried requests', () => {
+  const origin = 'https://ecs.example.com';
+  const token = csrfTokenFor('secret-of-the-session');
+  const write = { method: 'POST', origin, secFetchSite: 'same-origin', csrfHeader: token };
+
+  it('lets safe methods pass whatever their origin', () => {
+    expect(csrfRefusal({ method: 'GET', origin: 'https://evil.example', secFetchSite: 'cross-site', csrfHeader: '' }, origin, token)).to.equal(undefined);
+  });
+
+  it('lets a same-origin write with the session’s token pass', () => {
+    expect(csrfRefusal(write, origin, token)).to.equal(undefined);
+    expect(csrfRefusal({ ...write, secFetchSite: '' }, origin, token)).to.equal(undefined);
+    expect(csrfRefusal({ ...write, origin: '' }, origin, token)).to.equal(undefined);
+  });
+
+  it('refuses a cross-site or same-site write, and one with neither Origin nor Fetch Metadata', () => {
+    for (const m of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      expect(csrfRefusal({ ...write, method: m, origin: 'https://evil.example', secFetchSite: 'cross-site' }, origin, token)).to.match(/same origin/);
+    }
+    expect(csrfRefusal({ ...write, origin: 'https://other.ecs.example.com', secFetchSite: 'same-site' }, origin, token)).to.match(/same origin/);
+    expect(csrfRefusal({ ...write, origin: '', secFetchSite: '' }, origin, token)).to.match(/same origin/);
+    expect(csrfRefusal({ ...write, origin: 'null', secFetchSite: '' }, origin, token)).to.match(/same origin/);
+  });
+
+  it('refuses a same-origin write without the token, or with another session’s', () => {
+    expect(csrfRefusal({ ...write, csrfHeader: '' }, origin, token)).to.match(/X-CSRF-Token/);
+    expect(csrfRefusal({ ...write, csrfHeader: csrfTokenFor('another session') }, origin, token)).to.match(/X-CSRF-Token/);
+  });
+});
+
+describe('Grants → Access', () => {
+  // acme and beta below msp; other elsewhere.
+  const parents: Record<string, string | undefined> = { msp: undefined, acme: 'msp', 'acme-site': 'acme', beta: 'msp', other: undefined };
+  const orgs: OrgTree = {
+    exists: (id) => Promise.resolve(id in parents),
+    subtree: (id) => Promise.resolve(Object.keys(parents).filter((o) => o === id || parents[o] === id || parents[parents[o] ?? ''] === id)),
+    isWithin: (id, root) => Promise.resolve(id === root || parents[id] === root || parents[parents[id] ?? ''] === root),
+  };
+  const person = principalOf({
+    subject: 's',
+    issuer: 'i',
+    name: 'Max',
+    grants: [
+      { role: 'admin', orgId: 'acme' },
+      { role: 'reader', orgId: 'beta' },
+    ],
+    createdAt: '',
+    lastSeenAt: '',
+    expiresAt: '',
+  });
+
+  it('admits a route when any grant’s role does', () => {
+    expect(admits(['admin'], person)).to.equal(true);
+    expect(admits(['reader'], person)).to.equal(true);
+    expect(admits(['agent'], person)).to.equal(false);
+  });
+
+  it('reads across the union of subtrees and writes only where a grant is admin', async () => {
+    const read = new Access(person, orgs, ['admin', 'reader']);
+    expect((await read.visibleOrgs())?.sort()).to.deep.equal(['acme', 'acme-site', 'beta']);
+    await read.assertOrg('beta');
+    const write = new Access(person, orgs, ['admin']);
+    await write.assertOrg('acme-site');
+    let refused: unknown;
+    await write.assertOrg('beta').catch((e: unknown) => (refused = e));
+    expect(refused).to.be.instanceOf(ForbiddenError);
+    expect(await write.visibleOrgs()).to.deep.equal(['acme', 'acme-site']);
+  });
+
+  it('keeps a token’s single grant as before', async () => {
+    const token = new Access({ role: 'reader', name: 't', tokenId: 't1', orgId: 'acme' }, orgs, ['admin', 'reader']);
+    expect((await token.visibleOrgs())?.sort()).to.deep.equal(['acme', 'acme-site']);
+    expect(new Access({ role: 'system', name: 'root', tokenId: 't0' }, orgs, ['admin']).unrestricted).to.equal(true);
+  });
+});
+
+describe('Login return path', () => {
+  it('stays inside the console', () => {
+    expect(consoleReturnPath('/console#/endpoints/agents')).to.equal('/console#/endpoints/agents');
+    for (const bad of ['https://evil.example/console', '//evil.example', '/consolex', '/console\\..', '/api', undefined, ['/console']]) {
+      expect(consoleReturnPath(bad)).to.equal('/console');
+    }
+  });
+});
+
+describe('Login session expiry (injected clock)', () => {
+  const t = { idleSeconds: 60, maxSeconds: 600 };
+  const start = Date.parse('2026-11-26T10:00:00.000Z');
+  const at = (s: number): string => new Date(start + s * 1000).toISOString();
+
+  it('ends after the idle timeout without use, and at the absolute end whatever the use', () => {
+    const doc = { lastSeenAt: at(0), expiresAt: at(600) };
+    expect(sessionExpiry(doc, start + 59_000, t)).to.deep.equal({ expiresAt: start + 60_000 });
+    expect(sessionExpiry(doc, start + 60_000, t).ended).to.equal('idle');
+    expect(sessionExpiry({ lastSeenAt: at(590), expiresAt: at(600) }, start + 599_000, t)).to.deep.equal({ expiresAt: start + 600_000 });
+    expect(sessionExpiry({ lastSeenAt: at(599), expiresAt: at(600) }, start + 600_000, t).ended).to.equal('absolute');
+  });
+
+  it('keeps a used session alive past the idle timeout, and refuses it once idle (SessionService)', async () => {
+    let now = start;
+    const docs = new Map<string, SessionDoc>();
+    const store = {
+      create: (h: string, d: SessionDoc) => Promise.resolve(void docs.set(h, d)),
+      get: (h: string) => Promise.resolve(docs.get(h)),
+      touch: (h: string, lastSeenAt: string) => Promise.resolve(void docs.set(h, { ...(docs.get(h) as SessionDoc), lastSeenAt })),
+      delete: (h: string) => Promise.resolve(void docs.delete(h)),
+    } as unknown as SessionStore;
+    const bumps: string[][] = [];
+    const feed = { append: (_f: string, ids: string[]) => Promise.resolve(void bumps.push(ids)) } as unknown as ChangeFeedStore;
+    const events: AuditEvent[] = [];
+    const audit = { record: (e: AuditEvent) => Promise.resolve(void events.push(e)), offer: (e: AuditEvent) => (events.push(e), 'queued' as const) };
+    const svc = new SessionService(store, feed, audit, { ...t, cacheSeconds: 30, now: () => now }, createLogger('silent'));
+    const req = { requestId: 'r', method: 'GET', path: '/auth/session' };
+    const { secret } = await svc.create({ subject: 's', issuer: 'i', email: 'a@b.c', grants: [{ role: 'admin', orgId: 'acme' }] }, req);
+    for (let s = 50; s <= 300; s += 50) {
+      now = start + s * 1000;
+      const v = await svc.verify(secret, req);
+      expect(v.principal.person?.email).to.equal('a@b.c');
+      await new Promise((r) => setImmediate(r));
+    }
+    now += 61_000;
+    let err: unknown;
+    await svc.verify(secret, req).catch((e: unknown) => (err = e));
+    expect(err).to.be.instanceOf(UnauthorizedError);
+    expect(docs.size).to.equal(0);
+    expect(bumps).to.have.length(1);
+    expect(events.map((e) => [e.kind, e.reason])).to.deep.equal([
+      ['SIGN_IN', undefined],
+      ['SIGN_OUT', 'idle'],
+    ]);
+  });
+});
