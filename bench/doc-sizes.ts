@@ -25,7 +25,7 @@ const log = createLogger('warn');
 const services = createServices({ config, store: ctx, log });
 const SYSTEM = new Access(
   { role: 'system', name: 'doc-sizes' },
-  { exists: async () => true, subtree: async (o) => [o], isWithin: async () => true },
+  { exists: async () => true, isWithin: async () => true, subtreeQuery: async (o, f) => ({ term: { [f.replace(/orgId$/, 'orgPath')]: o } }) },
 );
 
 async function drop(): Promise<void> {

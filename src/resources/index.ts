@@ -14,6 +14,9 @@ import { HeartbeatRetention } from './network/retention.js';
 import type { RouteSpec } from '../http/routes.js';
 import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
+import { OrgMoveStore } from './organizations/move-store.js';
+import { OrgMoveTask } from './organizations/move-task.js';
+import { unstampedCount } from './organizations/ancestry-migration.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { organizationTreeRoutes } from './organizations/tree-routes.js';
 import { TokenStore } from './tokens/store.js';
@@ -75,6 +78,7 @@ import { presenceRoutes } from './endpoints/presence-routes.js';
 import { CommandExpiry } from './commands/expiry.js';
 
 import type { BaseDeps } from './deps.js';
+import type { StoreContext } from '../store/client.js';
 
 export interface Services {
   authenticator: Authenticator;
@@ -108,14 +112,27 @@ export interface Services {
   auditRetention: RolloverRetention;
   /** Issue 16: presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
   presence: EndpointPresence;
+  /** The store context the services write through (with the organization tree for the ancestry of records). */
+  storeContext: StoreContext;
 }
 
 /** Time between heartbeat-retention runs (the lease lasts three). */
 const RETENTION_INTERVAL_MS = 5 * 60_000;
 
-export function createServices({ config, store, log }: BaseDeps): Services {
-  const feed = new ChangeFeedStore(store);
-  const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
+export function createServices({ config, store: base, log }: BaseDeps): Services {
+  const feed = new ChangeFeedStore(base);
+  const moves = new OrgMoveStore(base);
+  const orgs = new OrganizationService(new OrganizationStore(base), config.orgCacheSeconds, feed, moves);
+  // Every store below stamps the ancestry of org-scoped records from this tree (docs/adr/0085).
+  const store = { ...base, ancestry: orgs };
+  orgs.moveTask = new OrgMoveTask(
+    store,
+    moves,
+    // A few change-feed polls: every instance has reloaded its tree (and stamps the new ancestry) by then.
+    { settleMs: 3 * config.changePollMs + 1000, retryMs: 2000 },
+    log,
+    () => orgs.moveDone(),
+  );
   const tokenStore = new TokenStore(store);
   const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds, {
     negativeCacheSeconds: config.tokenNegativeCacheSeconds,
@@ -219,6 +236,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     audit: new AuditService(auditStore, log),
     auditRetention,
     presence,
+    storeContext: store,
   };
 }
 
@@ -252,4 +270,14 @@ export async function onIndicesReady(s: Services, log: Logger): Promise<void> {
   await s.bundles.loadCatalogue(log);
   // Presence reads the per-organization timeouts before the first request (queries never wait for them).
   await s.presence.refresh();
+  // A move left RUNNING by a stopped instance resumes here (its passes are idempotent).
+  await s.orgs.resumeMove();
+  // Records written before records carried their organization's ancestry are invisible to subtree reads until migrated.
+  const unstamped = await unstampedCount(s.storeContext);
+  if (unstamped > 0) {
+    log.error(
+      { records: unstamped },
+      `${unstamped} org-scoped records carry no organization ancestry and are invisible to subtree searches; run: npm run ops -- org-paths`,
+    );
+  }
 }

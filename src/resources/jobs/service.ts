@@ -76,7 +76,7 @@ export class JobService {
   async create(input: NewJob, access: Access, createdId?: string): Promise<Job> {
     const p = access.principal;
     if (p.role !== 'system' && p.role !== 'admin') throw new ForbiddenError(`role ${p.role} may not create jobs`);
-    await access.resolveOrgs(input.criteria.orgId, false);
+    await access.resolveScope(input.criteria.orgId, false);
     const now = new Date().toISOString();
     const doc: JobDoc = {
       id: createdId ?? crypto.randomUUID(),

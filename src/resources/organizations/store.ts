@@ -4,6 +4,9 @@ import { itemError } from '../../store/item-errors.js';
 import type { StoreContext } from '../../store/client.js';
 import type { UserKey } from '../../domain.js';
 
+/** Organizations per bulk when a move rewrites the ancestors below it. */
+const SET_ANCESTORS_BATCH = 5000;
+
 export interface OrganizationDoc {
   id: string;
   name: string;
@@ -40,13 +43,19 @@ export class OrganizationStore {
     return (await this.docs.all({ term: { ancestors: id } })).map((h) => h.doc);
   }
 
-  /** Sets the ancestors of several organizations in one bulk (after a move). */
+  /** Sets the ancestors of several organizations (after a move), in bulks of a few thousand. */
   async setAncestors(updates: { id: string; ancestors: string[] }[]): Promise<void> {
-    if (updates.length === 0) return;
-    const res = await this.docs.bulk(updates.flatMap((u) => [{ update: { _id: u.id, retry_on_conflict: 10 } }, { doc: { ancestors: u.ancestors } }]));
-    if (!res.errors) return;
-    const failed = res.items.map((i) => i.update).find((r) => r?.error);
-    throw itemError(failed?.status ?? 500, failed?.error);
+    for (let i = 0; i < updates.length; i += SET_ANCESTORS_BATCH) {
+      const chunk = updates.slice(i, i + SET_ANCESTORS_BATCH);
+      const last = i + SET_ANCESTORS_BATCH >= updates.length;
+      const res = await this.docs.bulk(
+        chunk.flatMap((u) => [{ update: { _id: u.id, retry_on_conflict: 10 } }, { doc: { ancestors: u.ancestors } }]),
+        last ? {} : { refresh: false },
+      );
+      if (!res.errors) continue;
+      const failed = res.items.map((it) => it.update).find((r) => r?.error);
+      throw itemError(failed?.status ?? 500, failed?.error);
+    }
   }
 
   /** Create-only; 409 when the id exists. */
@@ -55,9 +64,9 @@ export class OrganizationStore {
     return doc;
   }
 
-  /** Organizations by id (every one when `ids` is undefined), at most `limit`. */
-  async list(ids: string[] | undefined, limit: number): Promise<OrganizationDoc[]> {
-    const query = ids ? { ids: { values: ids } } : { match_all: {} };
+  /** The organization `root` and every one below it (every organization when `root` is undefined), at most `limit`. */
+  async listSubtree(root: string | undefined, limit: number): Promise<OrganizationDoc[]> {
+    const query = root === undefined ? { match_all: {} } : { bool: { should: [{ term: { id: root } }, { term: { ancestors: root } }], minimum_should_match: 1 } };
     return (await this.docs.all(query, { limit })).map((h) => h.doc);
   }
 
