@@ -325,13 +325,14 @@ export class DocStore<T extends object> {
    * cap, no scroll context left open, memory bounded by `batchSize`. `sort` must end in a
    * unique field (the PIT tiebreaker `_shard_doc` is appended).
    */
-  async *scan(query: Query, opts: { batchSize?: number; sort?: Sort } = {}): AsyncGenerator<Stored<T>[]> {
+  async *scan(query: Query, opts: { batchSize?: number; sort?: Sort; source?: string[] } = {}): AsyncGenerator<Stored<T>[]> {
     const pages = pitPages<T>(this.ctx.client, {
       index: this.index,
       query,
       size: opts.batchSize ?? 1000,
       sort: opts.sort as estypes.SortCombinations[] | undefined,
-      params: { seq_no_primary_term: true, version: true },
+      // `source`: only these fields of each document (the records are partial then).
+      params: { seq_no_primary_term: true, version: true, ...(opts.source ? { _source: opts.source } : {}) },
       requestOptions: readRetries,
       call: storeCall,
     });
