@@ -1,5 +1,5 @@
 /**
- * The operator console in a real browser (issue 13: the overview "renders within 1 s on the
+ * The operator console in a real browser (the overview "renders within 1 s on the
  * benchmark data set"): Debian's Chromium (playwright-core, `--no-sandbox`, `CHROMIUM_PATH` for
  * another binary) against the bench's service process and data set, signed in with an admin
  * token of the root MSP (`msp-0`: the widest scope a console user has; the data set spreads over
@@ -311,7 +311,7 @@ export function consoleTable(r: ConsoleResult): string {
   ].join('\n');
 }
 
-/** Issue 13 asks for the time measured in the browser: the `overview-drawn` mark; the driver's clock is shown beside it. */
+/** The target is the time measured in the browser (the `overview-drawn` mark); the driver's clock is shown beside it. */
 export function consoleTargets(r: ConsoleResult): TargetResult[] {
   return (['cold', 'warm'] as const).map((k) => {
     const o = k === 'cold' ? r.overviewCold : r.overviewWarm;

@@ -1,5 +1,5 @@
 /**
- * Creates that are searchable when they answer (issue 14), measured against Elasticsearch's
+ * Creates that are searchable when they answer, measured against Elasticsearch's
  * own ways of giving the same guarantee:
  *
  * - create-sequential: one writer, `POST /endpoint` one after another: p50 and p99 (the cost of
@@ -170,7 +170,7 @@ export function createTable(c: CreateResult): string {
   ].join('\n');
 }
 
-/** Issue 14's targets. */
+/** The targets of creates that are searchable when they answer. */
 export function createTargets(c: CreateResult): TargetResult[] {
   const s = c.concurrent.service.rps;
   const w = c.concurrent.directWaitFor.rps;

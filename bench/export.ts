@@ -1,5 +1,5 @@
 /**
- * The export scenario (issue 16): every agent of the data set (100,000; `--quick` 10,000)
+ * The export scenario: every agent of the data set (100,000; `--quick` 10,000)
  * exported in one response, NDJSON and CSV, with a system token, then the root MSP's subtree
  * with an admin token of its own (the service's scoping). The client counts records as they
  * stream and keeps nothing, so the figures are the service's: records/s, time to the first
@@ -172,7 +172,7 @@ export async function exportBench(o: ExportBenchOptions): Promise<ExportResult> 
 
 export function exportTable(r: ExportResult): string {
   return [
-    '| export (issue 16) | format | records | MB | s | records/s | ÷ direct scan | first byte ms | service RSS before → peak MB |',
+    '| export | format | records | MB | s | records/s | ÷ direct scan | first byte ms | service RSS before → peak MB |',
     '|---|---|---|---|---|---|---|---|---|',
     ...r.runs.map(
       (x) =>

@@ -1,5 +1,5 @@
 /**
- * Bulk actions as jobs (issue 16): a job over every seeded agent (100k in the full set, 10k
+ * Bulk actions as jobs: a job over every seeded agent (100k in the full set, 10k
  * with --quick) while agents connect, against a service of its own with the job rate set
  * (BENCH_JOB_RATE, default 500 per second; the service's own default is 200). Agents' connects
  * are offered at a fixed rate (BENCH_JOB_CONNECT_RATE; default 300/s quick, 1000/s full) on 64

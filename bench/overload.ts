@@ -1,5 +1,5 @@
 /**
- * The overload scenario (Issue 17): agents at a fixed rate (30 % of the connect maximum) alone,
+ * The overload scenario: agents at a fixed rate (30 % of the connect maximum) alone,
  * then with SOC page-searches and aggregations offered at 3 × their maximum; then a flood of
  * bogus tokens at the maximum rate against the service as configured and against the same
  * service with the failed-authentication protections off (what main did), with agents at
@@ -117,8 +117,9 @@ export async function overloadBench(opts: {
   log: (l: string) => void;
 }): Promise<OverloadResult> {
   const { admin, root, agentIds, log } = opts;
-  // The lanes are off by default (docs/decisions.md): the overload is measured against a service
-  // with them on, and compared with the same load on one without (ECS_ADMISSION=false).
+  // The overload is measured against a service with the lanes on (their default,
+  // docs/adr/0030-shedding-at-the-door.md) and compared with the same load on one without
+  // (ECS_ADMISSION=false).
   const svc = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_ADMISSION: 'true' } });
   const noLanes = await startService({ runtime: opts.runtime, env: { ...opts.serviceEnv, ECS_ADMISSION: 'false' } });
   try {

@@ -1,5 +1,5 @@
 /**
- * The console's first screen (issue 14): the fleet overview of the root MSP's whole subtree,
+ * The console's first screen: the fleet overview of the root MSP's whole subtree,
  * its requests issued together, as a viewer's browser would, by several viewers at once.
  *
  * One overview = counts of UTM endpoints by connection status, agents by OS, UTM endpoints by

@@ -1,4 +1,4 @@
-/** Results of a run as markdown tables, and the targets evaluated against them. */
+/** Results of a run as markdown tables, and the targets evaluated against them. */
 import type { RoundResult } from './direct.js';
 import type { MigrationResult } from './migration.js';
 

@@ -358,7 +358,7 @@ async function main(): Promise<void> {
     }
     if (wantConsole) {
       await settle(client, PREFIX);
-      // The operator console in Chromium (issue 13); a missing browser is reported, not fatal.
+      // The operator console in Chromium; a missing browser is reported, not fatal.
       consoleResult = await consoleBench({ serviceUrl: svc.url, adminToken: ADMIN, root, loads: 10, log }).catch((e: unknown) => {
         log(`console: not measured: ${String(e)}`);
         return { error: String(e) };
@@ -378,7 +378,7 @@ async function main(): Promise<void> {
     }
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
-    // Last: the job writes a module record for every agent (issue 16).
+    // Last: the job writes a module record for every agent.
     if (wantJobs) {
       await settle(client, PREFIX);
       jobs = await jobsBench({ runtime, serviceEnv, admin: ADMIN, agentIds: seeded.agentIds, quick, log });
@@ -436,8 +436,8 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${exported ? `${exportTable(exported)}\n\n` : ''}${targetsTable(targets)}\n`);
-  if (overload) console.log(`Overload (Issue 17):\n\n${overloadTable(overload)}\n`);
-  if (jobs) console.log(`Bulk actions as jobs (issue 16):\n\n${jobsTable(jobs)}\n`);
+  if (overload) console.log(`Overload:\n\n${overloadTable(overload)}\n`);
+  if (jobs) console.log(`Bulk actions as jobs:\n\n${jobsTable(jobs)}\n`);
   console.log(
     `wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`,
   );

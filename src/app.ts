@@ -54,7 +54,7 @@ const packageVersion = (
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
   const { config, store, log } = deps;
   const services = createServices(deps);
-  // Issue 16: cursors and an /export sibling for every route that declares a deep search.
+  // Cursors and an /export sibling for every route that declares a deep search.
   const routes = withDeepPaging(allRoutes(services), {
     signingKey: config.installerSigningKey,
     keepAliveSeconds: config.cursorKeepAliveSeconds,
@@ -127,7 +127,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   app.use(observe(log, metrics));
   app.use(securityHeaders(`${API_PREFIX}/docs`));
   app.use(errorHandler(translateStoreError));
-  // Inside the error handler (it sees every operation's final status), outside the router (issue 16).
+  // Inside the error handler (it sees every operation's final status), outside the router.
   app.use(auditTrail({ routes, audit: services.audit, tokens: services.tokens, registry: metrics.registry, translate: translateStoreError }));
   app.use(requestTimeout(config.requestTimeoutMs));
   // Routers leave unmatched requests at 404/405/501 without a body; they become section-7 errors here.

@@ -30,9 +30,9 @@ export interface Config {
   changePollMs: number;
   /** Heartbeats older than this age out; 0 keeps them for ever. */
   heartbeatRetentionDays: number;
-  /** Bulk-action jobs (issue 16): endpoints acted on per second per instance, per batch, the job lease and the runner's poll. */
+  /** Bulk-action jobs: endpoints acted on per second per instance, per batch, the job lease and the runner's poll. */
   jobs: { ratePerSecond: number; batchSize: number; leaseSeconds: number; pollMs: number };
-  /** Audit events older than this age out; 0 keeps them for ever (issue 16). */
+  /** Audit events older than this age out; 0 keeps them for ever. */
   auditRetentionDays: number;
   logLevel: string;
   /** PostgreSQL URL, or `pglite:<dir>` / `pglite:memory` for the embedded one; unset: `pglite:.local/pglite`. */
@@ -47,7 +47,7 @@ export interface Config {
   installerUrlTtlSeconds: number;
   /** How long an Idempotency-Key is remembered. */
   idempotencyKeyTtlSeconds: number;
-  /** Issue 16: how long a page-search cursor's point in time stays open after each page. */
+  /** How long a page-search cursor's point in time stays open after each page. */
   cursorKeepAliveSeconds: number;
   /** Admission lanes in front of the store (src/http/admission.ts); false: every request runs at once. */
   admission: boolean;
@@ -59,11 +59,11 @@ export interface Config {
   laneQueueMs: Partial<Record<Lane, number>>;
   tokenNegativeCacheSeconds: number;
   authFailuresPerMinute: number;
-  /** Issue 16: a CONNECTED endpoint not seen for this long reads as POTENTIALLY_DISCONNECTED (seconds). */
+  /** A CONNECTED endpoint not seen for this long reads as POTENTIALLY_DISCONNECTED (seconds). */
   presenceTimeoutSeconds: number;
-  /** Issue 16: default lifetime of a command message (seconds). */
+  /** Default lifetime of a command message (seconds). */
   commandTtlSeconds: number;
-  /** Issue 16: moves into RETRY a command message may make; the next one fails it. */
+  /** Moves into RETRY a command message may make; the next one fails it. */
   commandMaxRetries: number;
 }
 

@@ -24,6 +24,6 @@ export interface PageRequest {
 
 /**
  * How deep a page may reach (from + size), Elasticsearch's default index.max_result_window:
- * the page searches refuse beyond it and point to cursors (issue 16), which go past it.
+ * the page searches refuse beyond it and point to cursors, which go past it.
  */
 export const RESULT_WINDOW = 10_000;

@@ -2,7 +2,7 @@
 import v8 from 'node:v8';
 
 /**
- * Bounded memory (docs/decisions.md, issue 8): under a high allocation rate V8 lets the old
+ * Bounded memory (docs/adr/0032-compiled-runtime-and-image.md): under a high allocation rate V8 lets the old
  * generation grow to up to 4× its live size between major collections; 1.5× keeps a process
  * near its live set for a few per cent more GC time. A flag given on the command line or in
  * NODE_OPTIONS wins.

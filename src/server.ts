@@ -67,7 +67,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);
-  // Background work of every instance (issue 15), once the indices exist: the change-feed
+  // Background work of every instance, once the indices exist: the change-feed
   // poller (caches keep their time limits until then) and heartbeat retention.
   const { changeWatcher, heartbeatRetention, jobs, auditRetention } = handle.services;
   void ready.then(() => {

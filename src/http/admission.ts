@@ -13,8 +13,8 @@
  * cannot take a whole lane. A queue absorbs a burst (a console issues its overview's requests
  * at once); the heavy lane's queue, once shrunk, does not absorb a standing overload: when it
  * has not drained for STANDING_MS it serves newest first and sheds whatever waited longer than
- * STANDING_WAIT_MS (adaptive LIFO with CoDel's "standing queue" test). docs/decisions.md
- * ("Overload: agents first") says why.
+ * STANDING_WAIT_MS (adaptive LIFO with CoDel's "standing queue" test). docs/adr/0029-lanes-steered-by-agent-latency.md
+ * says why.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';

@@ -1,7 +1,7 @@
 /**
  * The signal the admission lanes steer by (src/http/admission.ts): the agents' latency — the
  * handler time of the agent lane's operations, queue time excluded — against its own
- * long-term baseline. docs/decisions.md ("Overload: agents first") says why this signal.
+ * long-term baseline. docs/adr/0029-lanes-steered-by-agent-latency.md says why this signal.
  *
  * Samples are averaged over short windows (at least WINDOW_MS and MIN_SAMPLES samples, or
  * LONG_WINDOW_MS whatever their number). The baseline is a low percentile of the window

@@ -1,5 +1,5 @@
 /**
- * The audit hook (issue 16): one middleware beside the router that turns every write made
+ * The audit hook: one middleware beside the router that turns every write made
  * with a token, and every 401/403 refusal, into an audit event, counts the agents' telemetry
  * instead of auditing it, and notes each token's last use.
  *

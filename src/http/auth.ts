@@ -84,7 +84,7 @@ interface CacheEntry {
   until: number;
 }
 
-/** What failed authentication may cost (Issue 17): nothing at the store beyond a small budget. */
+/** What failed authentication may cost: nothing at the store beyond a small budget. */
 export interface FailedAuthOptions {
   /** How long an unknown token hash is answered 401 without a store lookup; 0 disables. */
   negativeCacheSeconds: number;

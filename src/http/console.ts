@@ -1,5 +1,5 @@
 /**
- * Serves the operator console (issue 13) built into dist/console: `/console` answers the
+ * Serves the operator console built into dist/console: `/console` answers the
  * index page (no-cache, so a new build is picked up at once), `/console/assets/<hashed name>`
  * the bundles (immutable for a year: a changed file gets a new name). Every answer carries a
  * Content-Security-Policy without 'unsafe-inline' and refuses framing.

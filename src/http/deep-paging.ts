@@ -1,5 +1,5 @@
 /**
- * Deep paging and export (issue 16, extensions), in one place for every page search.
+ * Deep paging and export (extensions), in one place for every page search.
  *
  * A page-search route declares `deepSearch`: the same search as its handler's, prepared as a
  * `DeepSearch` (a point in time read with search_after, src/store/scan.ts). `withDeepPaging`
@@ -14,7 +14,7 @@
  * batch runs the query the service builds from this request with this caller's token, so the
  * caller's organization filter is applied again each time; the cursor is also signed (HMAC)
  * and bound to the operation, the token and the request, so it cannot be forged, moved to
- * another search or index, or used by another token. docs/decisions.md says why both.
+ * another search or index, or used by another token. docs/adr/0010-cursors-for-deep-pages.md says why both.
  */
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -166,7 +166,7 @@ function csvCell(value: unknown): string {
  * no spreadsheet formulas: a text cell starting with = + - @ (or tab, CR) gets a leading
  * apostrophe (OWASP's advice); numbers and booleans are written as they are; nested values
  * are JSON. Written here rather than with csv-stringify: measured on 1,000 endpoint records it
- * took 44 ms against 5 ms, and that time blocks the event loop once per batch (docs/decisions.md).
+ * took 44 ms against 5 ms, and that time blocks the event loop once per batch (docs/adr/0011-exports.md).
  */
 function csvFormat(columns: string[]): Format {
   return {

@@ -1,5 +1,5 @@
 /**
- * Shedding at the door (issue 17). While a reading lane (interactive or heavy) is shrunk for
+ * Shedding at the door. While a reading lane (interactive or heavy) is shrunk for
  * the agents and its queue stands, a new request of that lane would only wait its few
  * milliseconds and be shed. The door answers it before Koa sees it — no context, middleware
  * chain, authentication, body or access-log line, only Node's own parsing and a prepared 503

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key (an extension, issue 15): a create whose record id the server generates
+ * Idempotency-Key (an extension): a create whose record id the server generates
  * (`idempotent: true` in its route declaration) may carry the header; a repeat with the same
  * key and request from the same caller answers the first outcome and writes nothing more.
  *

@@ -55,7 +55,7 @@ export function observe(log: Logger, metrics: Metrics): Koa.Middleware {
       const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
       metrics.requests.inc(labels);
       metrics.duration.observe(labels, seconds);
-      // The caller (issue 16): its token id and role, once authenticated (also on a 403).
+      // The caller: its token id and role, once authenticated (also on a 403).
       const caller = ctx.state.principal as { tokenId?: string; role?: string } | undefined;
       (ctx.state.log as Logger).info(
         {

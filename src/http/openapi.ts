@@ -9,7 +9,7 @@ type JsonSchema = Record<string, unknown>;
 
 /**
  * joi → OpenAPI 3.1 schema: joi-to-json, with the corrections that make the document exact
- * (docs/decisions.md, "OpenAPI document quality (issue 13)"): joi's description is corrected
+ * (docs/adr/0022-openapi-document-quality.md): joi's description is corrected
  * before the conversion (`prepareDescription`), the converted schema after it (`correctSchema`).
  */
 function toSchema(schema: Joi.Schema): JsonSchema {

@@ -75,7 +75,7 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
    */
   idempotent?: boolean;
   /**
-   * Audit trail (issue 16, src/http/audit.ts): calls are audited as writes; unset, exactly the
+   * Audit trail (src/http/audit.ts): calls are audited as writes; unset, exactly the
    * `admin` lane's operations are. Set for a write outside that lane.
    */
   audited?: boolean;
@@ -89,7 +89,7 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   errors: number[];
   handler(input: HandlerInput<P, Q, B>): Promise<Reply>;
   /**
-   * Extension (issue 16): a page search's deep read, the same search as the handler's prepared
+   * Extension: a page search's deep read, the same search as the handler's prepared
    * for a point in time. Declaring it gives the route `?cursor=` and an `/export` sibling
    * (src/http/deep-paging.ts).
    */

@@ -69,7 +69,7 @@ export interface DeviceMigrationOptions {
   log: Logger;
 }
 
-/** Records per batch: larger batches amortize the per-batch round trips (docs/decisions.md, device migration throughput). */
+/** Records per batch: larger batches amortize the per-batch round trips (docs/adr/0049-device-migration-to-postgresql.md). */
 export const MIGRATION_BATCH = 2500;
 
 export class DeviceMigrationService {

@@ -104,13 +104,13 @@ export interface Services {
   changeWatcher: ChangeWatcher;
   /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
   heartbeatRetention: HeartbeatRetention;
-  /** Bulk-action jobs (issue 16): the service, and its runner (started and stopped by the server). */
+  /** Bulk-action jobs: the service, and its runner (started and stopped by the server). */
   jobs: Jobs;
-  /** The audit trail (issue 16): written by the router's audit hook, searched through its route. */
+  /** The audit trail: written by the router's audit hook, searched through its route. */
   audit: AuditService;
   /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
   auditRetention: RolloverRetention;
-  /** Issue 16: presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
+  /** Presence of endpoints (last seen, POTENTIALLY_DISCONNECTED). */
   presence: EndpointPresence;
   /** The store context the services write through (with the organization tree for the ancestry of records). */
   storeContext: StoreContext;
@@ -158,7 +158,7 @@ export function createServices({ config, store: base, log }: BaseDeps): Services
   // The device migration (src/migration) copies the endpoints index itself: it shares the store, not the service.
   const endpointStore = new EndpointStore(store);
   const endpoints = new EndpointService(endpointStore, { keys: new EndpointKeyStore(store), orgs, tokens });
-  // Presence (issue 16) is part of the endpoints resource: the store applies it to every read and stamps it on every connection-state write.
+  // Presence is part of the endpoints resource: the store applies it to every read and stamps it on every connection-state write.
   const presence = new EndpointPresence(endpointStore, { defaultTimeoutSeconds: config.presenceTimeoutSeconds });
   endpointStore.presence = presence;
   const deviceMigration = new DeviceMigrationService(endpointStore, {

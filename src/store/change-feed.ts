@@ -1,7 +1,7 @@
 /**
  * The change feed: one small document per feed (`tokens`, `organizations`) in the `control`
  * index, read by every instance with one realtime multi-get a few times a second, so a change
- * made through one instance reaches the caches of every other within a second (issue 15).
+ * made through one instance reaches the caches of every other within a second.
  *
  * A feed document holds a revision counter and the ids changed at the most recent revisions.
  * The zip distribution has no scripting, so a bump is a read followed by a write conditional

@@ -200,7 +200,7 @@ export class DocStore<T extends object> {
           // The shard request cache also for searches with hits (by default only size 0): the
           // consoles' identical first pages and the inventory's excluded-endpoint lookups are
           // answered from it until the next refresh that changed the shard, which invalidates it,
-          // so a search after a write's acknowledgement still sees the write (docs/decisions.md).
+          // so a search after a write's acknowledgement still sees the write (docs/adr/0008-coalesced-reads-and-request-cache.md).
           searches: bodies.flatMap((b) => [{ request_cache: true }, { seq_no_primary_term: true, version: true, ...b } as estypes.SearchSearchRequestBody]),
         },
         readRetries,

@@ -1,5 +1,5 @@
 /**
- * A rollover write alias (issue 15, reused by the audit trail in issue 16): writes go to the
+ * A rollover write alias (network heartbeats, audit events): writes go to the
  * newest generation behind the alias, searches span them all, and whole old generations are
  * deleted by RolloverRetention (src/store/retention.ts). Every alias the service creates is
  * already a write alias over `…-000001`, so any logical index can be used this way.

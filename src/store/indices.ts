@@ -68,7 +68,7 @@ function layoutShards(layout: IndexLayout | undefined, name: string): number | u
 /**
  * The settings the layout gives one logical index, on top of its template file: primary shards,
  * replicas, and the write pre-check. Writes wait for the primary only (`1`, Elasticsearch's own
- * default, written out because it is a choice, see docs/decisions.md): every acknowledged write
+ * default, written out because it is a choice, see docs/adr/0012-cluster-ready-index-layout.md): every acknowledged write
  * is already on all in-sync copies, and a stricter pre-check would refuse writes while a replica
  * is unassigned, that is during the node loss it is meant to survive.
  */
@@ -132,7 +132,7 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
 }
 
 /**
- * A newer template that only adds fields (issue 16: the tokens' last use and revocation) is
+ * A newer template that only adds fields (the tokens' last use and revocation) is
  * applied to the existing index at start, so a strict mapping does not refuse the new fields
  * until someone reindexes; a change Elasticsearch refuses in place (a field's type) stays a
  * warning naming the reindex. False when the mapping could not be updated.

@@ -126,7 +126,7 @@ export class Reindexer {
     });
     const current = Object.keys(members);
     if (current.length !== 1) {
-      // network-heartbeats and audit are rollover aliases (issues 15, 16): a new template applies at the next rollover.
+      // network-heartbeats and audit are rollover aliases: a new template applies at the next rollover.
       const rollover = name === 'network-heartbeats' || name === 'audit' ? '; it is rollover-managed: its next generation takes the new template, old ones age out' : '';
       throw new ConflictError(`alias ${alias} points at ${current.length} indices (${current.join(', ')})${rollover}`);
     }

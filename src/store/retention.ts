@@ -1,5 +1,5 @@
 /**
- * Retention of a rollover alias (issue 15 for network heartbeats, issue 16 for audit events):
+ * Retention of a rollover alias (network heartbeats, audit events):
  * documents age out after `retentionDays`. Each maintenance run rolls the alias over once the
  * write generation is a day old (or its primary shard 10 GB), then deletes every other
  * generation whose newest document is older than the retention (an empty one: by its creation

@@ -1,6 +1,6 @@
 /**
  * Deep reads of one index on a point in time (PIT) with search_after: the store side of cursors
- * and exports (issue 16). A `PitSearch` is one prepared search — its query (with the caller's
+ * and exports. A `PitSearch` is one prepared search — its query (with the caller's
  * organization filter already in it), its sort (ending in the unique `id` keyword) and the
  * mapping from hit to record — that reads one page at a time from a position. The position is
  * plain data (PIT id and the last hit's sort values), so the HTTP layer can carry it in a cursor

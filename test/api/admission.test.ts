@@ -1,5 +1,5 @@
 /**
- * Issue 17: admission lanes shed instead of queueing, agents keep their lane while heavy work
+ * Admission lanes shed instead of queueing, agents keep their lane while heavy work
  * is saturated, failed authentication does not reach the store, security headers.
  *
  * The heavy lane is filled with held requests, not with time: a proxy in front of the run's
@@ -86,7 +86,7 @@ function metricValue(text: string, name: string, labels: string): number {
   return line === undefined ? NaN : Number(line.split(' ').pop());
 }
 
-describe('admission lanes (Issue 17)', function () {
+describe('admission lanes', function () {
   this.timeout(60_000);
   let proxy: StoreProxy;
   let t: TestApp;
@@ -180,7 +180,7 @@ describe('admission lanes (Issue 17)', function () {
   });
 });
 
-describe('failed authentication costs the store nothing (Issue 17)', function () {
+describe('failed authentication costs the store nothing', function () {
   this.timeout(60_000);
   let proxy: StoreProxy;
   let t: TestApp;

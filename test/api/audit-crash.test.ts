@@ -1,5 +1,5 @@
 /**
- * The audit trail's crash guarantee (issue 16): no write acknowledged to its client lacks its
+ * The audit trail's crash guarantee: no write acknowledged to its client lacks its
  * audit event after the service dies. A real service process is loaded with concurrent writes
  * and killed with SIGKILL while requests are in flight; then every write it answered 2xx must
  * have its event (searched through a fresh instance on the same store).
@@ -82,7 +82,7 @@ async function auditHoldingProxy(target: string, auditAlias: string): Promise<Au
   };
 }
 
-describe('audit trail: crash guarantee (issue 16)', () => {
+describe('audit trail: crash guarantee', () => {
   const prefix = `${RUN_PREFIX}-zcrash`;
   const token = `crash-admin-${crypto.randomBytes(16).toString('hex')}`;
   let child: ChildProcess | undefined;

@@ -1,5 +1,5 @@
 /**
- * The audit trail (issue 16, item 3), through HTTP against the real store: events for writes
+ * The audit trail, through HTTP against the real store: events for writes
  * by system and admin tokens, 401/403 refusals, who may search what, no way to change an
  * event, agent telemetry counted and not audited, the access log naming the caller, tokens'
  * coarse last use and who revoked them, and audit retention. Its own index prefix: the last
@@ -47,7 +47,7 @@ function metricValue(text: string, name: string, labels = ''): number {
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
-describe('audit trail (issue 16)', function () {
+describe('audit trail', function () {
   this.timeout(60_000);
   let t: TestApp;
   let orgA: string;
@@ -446,14 +446,14 @@ describe('audit trail (issue 16)', function () {
   });
 });
 
-describe('tokens index of an older release (issue 16)', function () {
+describe('tokens index of an older release', function () {
   this.timeout(120_000);
   const prefix = `${RUN_PREFIX}-ztokv1`;
   let t: TestApp | undefined;
   after(() => t?.close());
 
   it('gets the new token fields in place at start (no reindex), so revocation and last use work at once', async () => {
-    // The tokens index as release 1 created it: mapping version 1, without the issue-16 fields.
+    // The tokens index as release 1 created it: mapping version 1, without the last-use and revocation fields.
     const es = await testElasticsearch();
     const client = new Client({ node: es.url });
     try {

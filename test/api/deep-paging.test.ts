@@ -1,5 +1,5 @@
 /**
- * Deep paging and export (issue 16): cursors continue every page search past the 10,000-result
+ * Deep paging and export: cursors continue every page search past the 10,000-result
  * window on a point in time, and every page search exports as NDJSON or CSV, streamed, inside
  * the caller's subtree. Over 10,000 agents are seeded through the store's bulk path.
  */
@@ -120,7 +120,7 @@ async function plainPages(
 const payloadOf = (cursor: string): { pit: string } =>
   JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8')) as { pit: string };
 
-describe('Deep paging and export (issue 16)', function () {
+describe('Deep paging and export', function () {
   this.timeout(600_000);
   let t: TestApp;
   let es: Client;

@@ -1,5 +1,5 @@
 /**
- * Heartbeat retention (issue 15): the heartbeats alias rolls over, whole generations whose
+ * Heartbeat retention: the heartbeats alias rolls over, whole generations whose
  * newest heartbeat is older than ECS_HEARTBEAT_RETENTION_DAYS are deleted (never the write
  * generation), reads span every generation, and of two instances only the lease holder acts.
  * Its own index prefix: the test rolls the heartbeats alias over and deletes generations.
@@ -16,7 +16,7 @@ import type { RetentionRun } from '../../src/resources/network/retention.js';
 
 const DAY = 86_400_000;
 
-describe('heartbeat retention (issue 15)', () => {
+describe('heartbeat retention', () => {
   const prefix = `${RUN_PREFIX}-zret`;
   const alias = `${prefix}-network-heartbeats`;
   let a: TestApp;

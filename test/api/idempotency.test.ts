@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on the creates whose record id the server generates (issue 15): a repeat
+ * Idempotency-Key on the creates whose record id the server generates: a repeat
  * answers the first outcome and writes nothing more, another request under the same key is a
  * 409, keys belong to their token and expire. The app talks to the store through a small
  * proxy that can lose the answer to one create after Elasticsearch wrote it — the case the
@@ -95,7 +95,7 @@ async function agentCount(api: Api, orgId: string): Promise<number> {
   return res.body.totalCount;
 }
 
-describe('Idempotency-Key: retries of server-id creates without duplicates (issue 15)', function () {
+describe('Idempotency-Key: retries of server-id creates without duplicates', function () {
   this.timeout(120_000);
   let proxy: LossyProxy;
   let app: TestApp;

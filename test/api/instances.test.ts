@@ -1,5 +1,5 @@
 /**
- * Two instances on one store (issue 15): a change made through instance A reaches the caches
+ * Two instances on one store: a change made through instance A reaches the caches
  * of instance B within a second, through the change feed, although B caches verified tokens
  * and the organization tree for 30 s (ECS_TOKEN_CACHE_SECONDS, ECS_ORG_CACHE_SECONDS).
  */
@@ -8,10 +8,10 @@ import { expectErrorBody, startTestApp, uid, type TestApp } from '../helpers/app
 import type { Api } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 
-/** The bound issue 15 sets for a change to reach every instance. */
+/** The bound within which a change reaches every instance. */
 const WITHIN_MS = 1000;
 
-describe('several instances on one store (issue 15)', () => {
+describe('several instances on one store', () => {
   let a: TestApp;
   let b: TestApp;
 

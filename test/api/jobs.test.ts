@@ -1,5 +1,5 @@
 /**
- * Bulk actions as jobs (issue 16): each action over a few hundred seeded agents acts on
+ * Bulk actions as jobs: each action over a few hundred seeded agents acts on
  * exactly the matching ones within the caller's subtree; progress counters, cancel, failure
  * samples; and a job whose instance stops mid-run is finished by another instance without
  * acting twice (two app instances on one index prefix).
@@ -41,7 +41,7 @@ async function each<T, R>(items: T[], fn: (item: T) => Promise<R>, width = 16): 
   return out;
 }
 
-describe('bulk actions as jobs (issue 16)', () => {
+describe('bulk actions as jobs', () => {
   let a: TestApp;
   let b: TestApp;
   let t: Tenants;

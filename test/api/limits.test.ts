@@ -130,7 +130,7 @@ describe('limits', () => {
       expectErrorBody(await o.t.admin.post(path, { pageRequest: { page: 0, size: 1001 } }), 400);
       const ok = await o.t.admin.post<{ pageRequest: { size: number } }>(path, { pageRequest: { page: 0, size: 1000 } });
       expect(ok.status, `${r.path}: ${ok.text}`).to.equal(200);
-      // An export (issue 16) streams records, not a page: its answer has no pageRequest to echo.
+      // An export streams records, not a page: its answer has no pageRequest to echo.
       if (!r.path.endsWith('/export')) expect(ok.body.pageRequest.size).to.equal(1000);
     }
     const queried = o.t.server.handle.routes.filter((r) => r.query && 'size' in (r.query.describe().keys ?? {}));

@@ -1,5 +1,5 @@
 /**
- * GET /org/tree (extension, issue 13): the organizations of the caller's subtree with names and
+ * GET /org/tree (extension): the organizations of the caller's subtree with names and
  * parents, for the console's scope picker; never an organization outside it.
  *
  *   msp ─┬─ custA ── siteA1

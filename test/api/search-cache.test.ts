@@ -1,6 +1,6 @@
 /**
  * Endpoint searches use Elasticsearch's shard request cache also for pages with hits (the
- * console's identical first pages, issue 14). The cache is answered from only until a refresh
+ * console's identical first pages). The cache is answered from only until a refresh
  * changes the shard, so the write-visibility guarantee holds: the same search, cached before a
  * write, sees the write as soon as the write has answered.
  */

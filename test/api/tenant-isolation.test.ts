@@ -112,7 +112,7 @@ describe('tenant isolation over every route (generated from the route table)', (
       // B's own organization has audit events (its creation, its tokens): the criteria-free variant asks for endpoint targets, of which B has none.
       'POST /audit/search-page': { body: () => ({ criteria: { orgId } }), empty: () => ({ criteria: { targetType: 'endpoint' } }) },
     };
-    // Issue 16: a page search's /export sibling takes the page search's body.
+    // A page search's /export sibling takes the page search's body.
     for (const [k, v] of Object.entries(samples)) if (/search/i.test(k)) samples[`${k}/export`] = v;
     return samples;
   }
@@ -287,7 +287,7 @@ describe('tenant isolation over every route (generated from the route table)', (
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, orgId: orgB })).status).to.equal(403);
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, id: uid('other') })).status).to.equal(400);
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, version: Number(before.version) + 5 })).status).to.equal(409);
-      // A type of another family names no record of that family (decisions, issue 3: polymorphic PUT).
+      // A type of another family names no record of that family (docs/adr/0034-endpoints-one-polymorphic-index.md).
       expect((await adminA.put(`/endpoint/${A.peer.id}`, { ...before, type: 'VC_UTM' })).status).to.equal(404);
       const forged = {
         ...before,

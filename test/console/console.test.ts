@@ -1,5 +1,5 @@
 /**
- * The operator console (issue 13) in a real Chromium (Debian's /usr/bin/chromium driven by
+ * The operator console in a real Chromium (Debian's /usr/bin/chromium driven by
  * playwright-core) against the real service and Elasticsearch, with real tokens; the fleet is
  * seeded through the API. Screenshots of the main views land in .local/console-screenshots/.
  */
@@ -161,7 +161,7 @@ async function chartFigures(page: Page, chart: string): Promise<Bucket[]> {
 
 const sortBuckets = (b: Bucket[]) => [...b].sort((x, y) => x.key.localeCompare(y.key));
 
-describe('operator console in Chromium (issue 13)', function () {
+describe('operator console in Chromium', function () {
   this.timeout(120_000);
   let t: TestApp;
   let fleet: Fleet;

@@ -1,5 +1,5 @@
 /**
- * The console's fleet operations (issue 16) in a real Chromium against the real service and
+ * The console's fleet operations in a real Chromium against the real service and
  * Elasticsearch: presence (last seen, POTENTIALLY_DISCONNECTED), exports of a table's search,
  * the audit page, and bulk-action jobs. Screenshots land in .local/console-screenshots/.
  */
@@ -18,7 +18,7 @@ interface Page_<T> {
   items: T[];
 }
 
-describe('console fleet operations in Chromium (issue 16)', function () {
+describe('console fleet operations in Chromium', function () {
   this.timeout(120_000);
   let t: TestApp;
   let root: string;

@@ -48,7 +48,7 @@ interface Op {
  * Rules the service enforces that JSON Schema cannot state (cross-field rules, references to
  * records that must exist, the result window, the clock): a 400 naming one of them is not a
  * document looser than the service. Each is documented in the operation's description or in
- * docs/decisions.md.
+ * docs/adr/ (0020, 0058).
  */
 const BEYOND_THE_SCHEMA: RegExp[] = [
   /beyond the \d+-result window|count-sorted pages end at/, // from + size ≤ 10,000 (src/http/paging.ts)

@@ -1,4 +1,4 @@
-/** Command-message status moves as issue 5 tables them, written out independently of src/resources/commands/status.ts. */
+/** Command-message status moves as the service defines them (docs/adr/0040-command-message-pipeline.md), written out independently of src/resources/commands/status.ts. */
 import type { CommandMessageStatus } from '../../src/resources/commands/model.js';
 
 export const COMMAND_MESSAGE_MOVES: Record<CommandMessageStatus, CommandMessageStatus[]> = {

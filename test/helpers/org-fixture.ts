@@ -121,7 +121,7 @@ export async function buildOrgFixture(t: TestApp): Promise<OrgFixture> {
   expect(bundles.length, 'the bundle catalogue is empty').to.be.greaterThan(0);
   const bundleId = bundles[0].id;
 
-  // A job of the organization (issue 16) acting on no agent: criteria that match none.
+  // A job of the organization acting on no agent: criteria that match none.
   const job = await ok(a.post<{ id: string }>('/jobs', { action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId, basic: uid('no-agent') } }), 202);
   const extraToken = await ok(a.post<{ id: string }>('/admin/tokens', { name: uid('tok'), role: 'reader', orgId }), 201);
   const agentToken = await ok(a.post<{ id: string; token: string }>('/admin/tokens', { name: uid('agent'), role: 'agent', orgId, endpointId: endpoint.id }), 201);

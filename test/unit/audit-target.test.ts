@@ -1,5 +1,5 @@
 /**
- * The audit trail's target derivation (issue 16) over the real route table: every audited
+ * The audit trail's target derivation over the real route table: every audited
  * write names a kind of record, and one naming a record in its path gets that record's id.
  */
 import { expect } from 'chai';
@@ -10,7 +10,7 @@ import { createClient } from '../../src/store/client.js';
 import { deriveTarget, isAuditedWrite } from '../../src/http/audit.js';
 import { paramKey } from '../../src/http/routes.js';
 
-describe('audit target derivation (issue 16)', () => {
+describe('audit target derivation', () => {
   // Nothing is sent to this client: the services are built only for their route declarations.
   const client = createClient('http://127.0.0.1:9', 1000);
   const config = loadConfig({

@@ -7,7 +7,7 @@ import {
   type LicenseState,
 } from '../../src/resources/licenses/model.js';
 
-/** The machine, written out pair by pair (5 × 5). */
+/** The license state machine, written out pair by pair (5 × 5). */
 const EXPECTED: Record<LicenseState, Record<LicenseState, boolean>> = {
   CREATED: { CREATED: false, ACTIVATED: true, REVOKED: false, DEACTIVATED: false, EXPIRED: false },
   ACTIVATED: { CREATED: false, ACTIVATED: false, REVOKED: true, DEACTIVATED: true, EXPIRED: true },

@@ -28,7 +28,7 @@ interface Finding {
   path: (string | number)[];
 }
 
-/** Warnings of `spectral:oas` the document keeps, and why (docs/decisions.md, "OpenAPI document quality (issue 13)"). */
+/** Warnings of `spectral:oas` the document keeps, and why (docs/adr/0022-openapi-document-quality.md). */
 const ACCEPTED_WARNINGS = new Set([
   'operation-description', // every operation has a summary; a description repeating it adds nothing
   'info-contact', // the service has no public contact to name

@@ -1,4 +1,4 @@
-/** Presence and command expiry decided from an injected clock (issue 16). */
+/** Presence and command expiry decided from an injected clock. */
 import { expect } from 'chai';
 import { EndpointPresence, staleQuery } from '../../src/resources/endpoints/presence.js';
 import type { EndpointStore } from '../../src/resources/endpoints/store.js';

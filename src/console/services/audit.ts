@@ -1,4 +1,4 @@
-/** The audit trail (POST /audit/search-page, extension of issue 16): admin and system tokens only. */
+/** The audit trail (POST /audit/search-page, an extension): admin and system tokens only. */
 import { API, client, unwrap } from './client';
 import type { Body, Ok } from './types';
 

@@ -111,7 +111,7 @@ export interface StatusBucket {
  * Agents and UTM endpoints of the scope by connection status, presence applied (stale CONNECTED
  * ones count as POTENTIALLY_DISCONNECTED): POST /endpoint/connection-status/aggregation (agents,
  * EndpointCriteria: one organization) and POST /utm-endpoint/connection-status/aggregation (UTM,
- * with children), both extensions of issue 16. LTE endpoints have no status aggregation.
+ * with children), both extensions. LTE endpoints have no status aggregation.
  */
 export async function statusesByFamily(scope: Scope): Promise<StatusBucket[]> {
   const orgId = singleOrg(scope);

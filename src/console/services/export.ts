@@ -1,5 +1,5 @@
 /**
- * Exports of an endpoint table's current search (issue 16): the `/export` sibling of its page
+ * Exports of an endpoint table's current search: the `/export` sibling of its page
  * search, read through the typed client (the token goes in the x-auth-token header, never in a
  * URL), then handed to the browser as a Blob download.
  */

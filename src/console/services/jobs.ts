@@ -1,4 +1,4 @@
-/** Bulk actions as jobs (POST/GET/DELETE /jobs, extensions of issue 16). */
+/** Bulk actions as jobs (POST/GET/DELETE /jobs, extensions). */
 import { API, client, unwrap } from './client';
 import type { Body, Ok } from './types';
 

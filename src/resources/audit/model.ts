@@ -1,4 +1,4 @@
-/** Audit events (issue 16, extension): who did what to which record, and who was refused. */
+/** Audit events (extension): who did what to which record, and who was refused. */
 
 export const AUDIT_KINDS = ['WRITE', 'REFUSAL'] as const;
 /** WRITE: a write operation called with a token (any outcome); REFUSAL: any operation answered 401 or 403. */

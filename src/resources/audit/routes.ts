@@ -1,4 +1,4 @@
-/** The audit trail's one operation (issue 16, extension): a page search. Events are never updated or deleted through the API. */
+/** The audit trail's one operation (extension): a page search. Events are never updated or deleted through the API. */
 import Joi from 'joi';
 import { WRITERS } from '../../http/auth.js';
 import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';

@@ -1,10 +1,10 @@
 /**
- * The audit trail (issue 16): appends events and searches them.
+ * The audit trail: appends events and searches them.
  *
  * Two ways in. `record` is for an acknowledged write: it resolves once the event is durable in
  * the store (the group-committed bulk acknowledged it), and the router answers the write only
  * then, so no acknowledged write lacks its event even if the process dies the next instant
- * (docs/decisions.md, "Audit trail (issue 16)"). `offer` is for everything else (refusals, failed
+ * (docs/adr/0054-audit-crash-guarantee.md). `offer` is for everything else (refusals, failed
  * writes): queued behind the same group commit, never awaited by the request, bounded in rate
  * and backlog so a flood of bad tokens cannot turn into a flood of store writes.
  */

@@ -1,10 +1,10 @@
 /**
- * Command expiry and bounded retries (issue 16). A message carries `expiresAt` (its create's
+ * Command expiry and bounded retries. A message carries `expiresAt` (its create's
  * `ttlSeconds`, else ECS_COMMAND_TTL); once past it, a message still waiting (CREATED or
  * RETRY) reads as EXPIRED (an extension status) in every get and list, is left out of what a
  * gateway polls for, and can no longer move. Decided when read and inside queries (a range on
  * expiresAt), so nothing sweeps. A message stored before expiry existed (no expiresAt)
- * expires ECS_COMMAND_TTL after its createdAt. See docs/decisions.md.
+ * expires ECS_COMMAND_TTL after its createdAt. See docs/adr/0041-command-expiry-and-bounded-retries.md.
  */
 import type { Query } from '../../store/doc-store.js';
 import type { CommandMessageDoc, CommandMessageStatus, EffectiveCommandMessageStatus } from './model.js';

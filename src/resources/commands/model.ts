@@ -4,7 +4,7 @@ import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 
 export const COMMAND_MESSAGE_STATUSES = ['CREATED', 'SENT', 'RETRY', 'MSG_SEND_FAIL', 'MSG_HYDRATE_FAIL', 'MSG_WSS_FAIL'] as const;
 export type CommandMessageStatus = (typeof COMMAND_MESSAGE_STATUSES)[number];
-/** Extension status (issue 16): a waiting message past its expiry reads so; it is never stored. */
+/** Extension status: a waiting message past its expiry reads so; it is never stored. */
 export const EXPIRED = 'EXPIRED';
 export const EFFECTIVE_COMMAND_MESSAGE_STATUSES = [...COMMAND_MESSAGE_STATUSES, EXPIRED] as const;
 export type EffectiveCommandMessageStatus = (typeof EFFECTIVE_COMMAND_MESSAGE_STATUSES)[number];
@@ -33,11 +33,11 @@ export interface CommandMessageDoc extends BaseMessage {
   updatedBy: UserKey;
   createdAt: string;
   updatedAt: string;
-  /** Extension (issue 16): after it, a waiting message reads EXPIRED. */
+  /** Extension: after it, a waiting message reads EXPIRED. */
   expiresAt?: string;
-  /** Extension (issue 16): moves into RETRY so far. */
+  /** Extension: moves into RETRY so far. */
   retries?: number;
-  /** Extension (issue 16): why the message failed (set with a failure status). */
+  /** Extension: why the message failed (set with a failure status). */
   failureReason?: string;
 }
 
@@ -69,6 +69,6 @@ export interface NewMessage {
   module: string;
   name: string;
   payload?: Record<string, unknown>;
-  /** Extension (issue 16): this message's lifetime instead of ECS_COMMAND_TTL. */
+  /** Extension: this message's lifetime instead of ECS_COMMAND_TTL. */
   ttlSeconds?: number;
 }

@@ -45,7 +45,7 @@ const payload = Joi.object()
   .messages({ 'payload.depth': `{{#label}} nests deeper than ${MAX_PAYLOAD_DEPTH} levels` })
   .description('free-form message payload');
 
-/** Extension (issue 16): a message's own lifetime on create. */
+/** Extension: a message's own lifetime on create. */
 const ttlSeconds = Joi.number()
   .integer()
   .min(1)

@@ -44,11 +44,11 @@ export interface VendorInstallationSource {
 export interface CommandRequest {
   command: string;
   args?: string[];
-  /** Extension (issue 16): the message's lifetime instead of ECS_COMMAND_TTL. */
+  /** Extension: the message's lifetime instead of ECS_COMMAND_TTL. */
   ttlSeconds?: number;
 }
 
-/** Issue 16: expiry, bounded retries, and presence (a status reported for an endpoint is a sign of life). */
+/** Expiry, bounded retries, and presence (a status reported for an endpoint is a sign of life). */
 export interface CommandOptions {
   expiry?: CommandExpiry;
   /** The endpoints' presence (src/resources/endpoints/presence.ts). */

@@ -1,5 +1,5 @@
 /**
- * The command message status machine (the spec gives none; see docs/decisions.md):
+ * The command message status machine (the spec gives none; docs/adr/0040-command-message-pipeline.md):
  * CREATED and RETRY may move to SENT, RETRY or any failure; SENT and the failures are final.
  */
 import { COMMAND_MESSAGE_STATUSES, type CommandMessageStatus } from './model.js';

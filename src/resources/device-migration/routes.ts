@@ -22,7 +22,7 @@ function migrationRoute(svc: DeviceMigrationService, family: DeviceFamily, opera
     summary: `Copy every ${noun} endpoint record to the relational store; answers the counts once the run completes`,
     lane: 'heavy',
     // Without a token: a perimeter caller. With one, only `system`: the copy spans every organization.
-    // A GET that writes (PostgreSQL rows, migration marks): audited as a write (issue 16).
+    // A GET that writes (PostgreSQL rows, migration marks): audited as a write.
     audited: true,
     responses: { 200: { description: 'Counts of the completed run', schema: migrationCounts } },
     handler: async () => ok(await svc.migrate(family)),

@@ -1,6 +1,7 @@
 /**
- * Long reads over the agents matching EndpointCriteria, for bulk work (issue 16's jobs): the
- * same query the page search builds (criteria.ts), limited to an organization scope, counted or streamed in `id` order from after a checkpoint. Part of the
+ * Long reads over the agents matching EndpointCriteria, for bulk work (jobs): the
+ * same query the page search builds (criteria.ts), limited to an organization scope,
+ * counted or streamed in `id` order from after a checkpoint. Part of the
  * endpoints resource's service surface: other resources scan agents through this, never
  * through the store.
  */
@@ -19,7 +20,7 @@ export class AgentScan {
 
   /** The page search's query within `scope` (undefined: unrestricted), after `afterId` when given. */
   private async query(c: EndpointCriteria, scope: Query | undefined, now: number, afterId?: string): Promise<Query> {
-    // Presence (issue 16) decides POTENTIALLY_DISCONNECTED inside the query, as the page search's does.
+    // Presence decides POTENTIALLY_DISCONNECTED inside the query, as the page search's does.
     const base = endpointCriteriaQuery(c, scope, now, await this.store.presence?.view());
     return afterId === undefined ? base : { bool: { filter: [base, { range: { id: { gt: afterId } } }] } };
   }

@@ -22,7 +22,7 @@ export class ConnectionStateUpdates {
    * a system token sees everything, so theirs is the single round trip: the update answers
    * the document, and a deleted one is 404 (the write to an invisible record is harmless).
    * Org-scoped tokens need the record's org first: a read decides 404/403, then the same
-   * last-write-wins update (docs/decisions.md: why not conditional on the read).
+   * last-write-wins update (docs/adr/0007-group-commit-of-connection-state.md: why not conditional on the read).
    */
   private async update(id: string, partial: Partial<EndpointDoc>, access: Access): Promise<void> {
     access.assertAgentSelf(id);

@@ -22,7 +22,7 @@ export interface LteEndpointCriteria {
 
 export interface EndpointCriteria {
   basic?: string;
-  /** Extension (issue 16). */
+  /** Extension. */
   connectionStatuses?: ConnectionStatus[];
   orgId?: string;
   includeScannerEndpoints?: boolean;

@@ -107,11 +107,11 @@ export interface EndpointDoc extends EndpointFields, UtmFields, LteFields {
   updatedAt: string;
   createdBy: UserKey;
   updatedBy: UserKey;
-  /** Extension (issue 16): the last sign of life; written only by the server (presence.ts). */
+  /** Extension: the last sign of life; written only by the server (presence.ts). */
   lastSeen?: string;
   /** Internal: the last reported status of each WAN interface (UTM). */
   interfaces?: Partial<Record<WanStatus, InterfaceStatus>>;
-  /** Internal: true for network-scanner endpoints (see docs/decisions.md). */
+  /** Internal: true for network-scanner endpoints (docs/adr/0038-endpoint-search-criteria.md). */
   scanner?: boolean;
 }
 
@@ -141,7 +141,7 @@ export function familyOf(t: EndpointType): Family {
  */
 export const SERVER_OWNED_FIELDS = ['id', 'type', 'version', 'createdAt', 'createdBy', 'updatedAt', 'updatedBy', 'deleted', 'lastSeen'] as const;
 
-/** Kinds of single-record lookup keys that must be unique (see docs/decisions.md). */
+/** Kinds of single-record lookup keys that must be unique (docs/adr/0035-unique-keys-by-create-only-documents.md). */
 export type EndpointKeyKind = 'utm-serial' | 'utm-mac' | 'utm-common-name' | 'lte-imei-site';
 
 /**
@@ -188,7 +188,7 @@ export function endpointKeys(doc: Pick<EndpointDoc, 'type' | 'deleted' | 'serial
 /**
  * A scanner endpoint is an agent whose certificate subject names the scanner unit
  * (`OU=scanner`, case-insensitive): scanner appliances are issued certificates under their
- * own organizational unit (see docs/decisions.md).
+ * own organizational unit (docs/adr/0038-endpoint-search-criteria.md).
  */
 export function isScannerSubject(certSubject: string | undefined): boolean {
   if (!certSubject) return false;

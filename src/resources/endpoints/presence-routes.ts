@@ -1,4 +1,4 @@
-/** Presence extension routes (issue 16): endpoints per connection status, presence applied. */
+/** Presence extension routes: endpoints per connection status, presence applied. */
 import Joi from 'joi';
 import { READERS } from '../../http/auth.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';

@@ -1,10 +1,10 @@
 /**
- * Presence (issue 16): every sign of life of an endpoint stamps `lastSeen` through the group
+ * Presence: every sign of life of an endpoint stamps `lastSeen` through the group
  * commit of connection bookkeeping, and a CONNECTED endpoint not seen for its organization's
  * presence timeout reads as POTENTIALLY_DISCONNECTED. Nothing rewrites documents: the status
  * is decided when a record is read (`apply`) and inside every query that filters, counts or
  * aggregates by status (`PresenceView.stale`, range queries only: the distribution has no
- * scripting). See docs/decisions.md, "Presence and command expiry (issue 16)".
+ * scripting). See docs/adr/0039-presence-decided-on-read.md.
  *
  * A record without `lastSeen` (written before presence existed, or never seen since) keeps its
  * stored status: presence starts with its first sign of life.

@@ -83,19 +83,19 @@ export class EndpointQueries {
     return endpointCriteriaQuery(c, await access.resolveScope(c.orgId, false), v?.nowMs ?? Date.now(), v);
   }
 
-  /** The presence view the status counts decide with (issue 16). */
+  /** The presence view the status counts decide with. */
   private async presenceView(): Promise<PresenceView> {
     if (!this.store.presence) throw new Error('endpoint presence is not set up');
     return this.store.presence.view();
   }
 
-  /** Agents matching EndpointCriteria per connection status, presence applied (issue 16). */
+  /** Agents matching EndpointCriteria per connection status, presence applied. */
   async agentsByConnectionStatus(c: EndpointCriteria, access: Access): Promise<{ key: ConnectionStatus; count: number }[]> {
     const view = await this.presenceView();
     return countByConnectionStatus(this.store, await this.agentQuery(c, access, view), view);
   }
 
-  /** UTM endpoints matching UtmCriteria per connection status, presence applied (issue 16). */
+  /** UTM endpoints matching UtmCriteria per connection status, presence applied. */
   async utmsByConnectionStatus(c: UtmCriteria, access: Access): Promise<{ key: ConnectionStatus; count: number }[]> {
     const view = await this.presenceView();
     return countByConnectionStatus(this.store, await this.utmQuery(c, access, view), view);
@@ -128,7 +128,7 @@ export class EndpointQueries {
     return this.page(await this.agentQuery(c, access), pr, ENDPOINT_SORT);
   }
 
-  // ---- the page searches prepared for cursors and exports (issue 16, src/http/deep-paging.ts) ----
+  // ---- the page searches prepared for cursors and exports (src/http/deep-paging.ts) ----
   // The same query (the caller's organizations resolved again on every call), the same sort with
   // the id tiebreaker, the same hit-to-record mapping as the pages; page 0, since only the sort is
   // wanted here (a cursor's depth is checked by the paging layer).

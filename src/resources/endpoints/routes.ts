@@ -181,7 +181,7 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
   ];
 }
 
-/** Every route of the endpoint family: 4.2, 4.3 and 4.5 (less the commands issue's two). */
+/** Every route of the endpoint family: 4.2, 4.3 and 4.5 (less the two of the commands resource). */
 export function endpointFamilyRoutes(svc: EndpointService): RouteSpec[] {
   return [...utmEndpointRoutes(svc), ...lteEndpointRoutes(svc), ...endpointRoutes(svc)];
 }

@@ -36,12 +36,12 @@ export interface ConnectionStateUpdate {
 }
 
 /**
- * How concurrent hot-path calls are coalesced (see store/batcher.ts and docs/decisions.md):
+ * How concurrent hot-path calls are coalesced (see store/batcher.ts, docs/adr/0007-group-commit-of-connection-state.md and docs/adr/0008-coalesced-reads-and-request-cache.md):
  * connection-state updates into one bulk request (group commit), gets into one multi-get,
  * searches into one multi-search.
  */
 export const ENDPOINT_BATCHING: Record<'connectionState' | 'reads' | 'searches', BatcherOptions> = {
-  // One bulk at a time: concurrent bulks to the one shard contend with each other (docs/decisions.md).
+  // One bulk at a time: concurrent bulks to the one shard contend with each other (docs/adr/0007-group-commit-of-connection-state.md).
   connectionState: { maxBatch: 500, maxInFlight: 1 },
   reads: { maxBatch: 500, maxInFlight: 2 },
   searches: { maxBatch: 50, maxInFlight: 3 },
@@ -63,7 +63,7 @@ export interface PresenceLens {
 export class EndpointStore {
   private readonly docs: DocStore<EndpointDoc>;
   private readonly groupCommit: Batcher<ConnectionStateUpdate, { deleted: boolean }>;
-  /** Presence (issue 16, presence.ts): applied to every document read, and stamped by every connection-state write. */
+  /** Presence (presence.ts): applied to every document read, and stamped by every connection-state write. */
   presence?: PresenceLens;
 
   constructor(ctx: StoreContext, batching = ENDPOINT_BATCHING) {
@@ -156,7 +156,7 @@ export class EndpointStore {
     return this.docs.count(query);
   }
 
-  /** A search prepared for cursors and exports (issue 16): pages of records on a point in time, in `sort` (ending in `id`). */
+  /** A search prepared for cursors and exports: pages of records on a point in time, in `sort` (ending in `id`). */
   pitSearch(query: Query, sort: estypes.SortCombinations[]): PitSearch<EndpointDoc, EndpointRecord> {
     return new PitSearch(this.docs, query, sort, (hit) => {
       this.read(hit.doc);

@@ -1,4 +1,4 @@
-/** Builds the jobs resource (issue 16): its store, service and background runner. */
+/** Builds the jobs resource: its store, service and background runner. */
 import os from 'node:os';
 import crypto from 'node:crypto';
 import type { BaseDeps } from '../deps.js';

@@ -1,4 +1,4 @@
-/** Bulk actions as jobs (issue 16): extensions beyond the spec. */
+/** Bulk actions as jobs: extensions beyond the spec. */
 import { READERS, WRITERS } from '../../http/auth.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';

@@ -1,5 +1,5 @@
 /**
- * The background runner of bulk-action jobs (issue 16), one per instance, started and
+ * The background runner of bulk-action jobs, one per instance, started and
  * stopped with the instance's other background tasks (src/server.ts).
  *
  * A job is run by whichever instance holds its lease: a lease held in the job document

@@ -1,4 +1,4 @@
-/** joi schemas of bulk-action jobs (issue 16, an extension): the request, the record, the list. */
+/** joi schemas of bulk-action jobs (an extension): the request, the record, the list. */
 import Joi from 'joi';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema } from '../../http/paging.js';
 import { id, isoDateOut, orgId, userKey } from '../../http/schemas.js';

@@ -1,5 +1,5 @@
 /**
- * Bulk actions as jobs (issue 16, an extension): create, read, list and cancel. The work
+ * Bulk actions as jobs (an extension): create, read, list and cancel. The work
  * itself is done by the JobRunner of whichever instance holds the job's lease (runner.ts).
  */
 import crypto from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The jobs index (issue 16): one document per bulk-action job, the only code that touches it.
+ * The jobs index: one document per bulk-action job, the only code that touches it.
  * The document is also the job's lease and its progress: a runner takes it with a write
  * conditional on the seq_no it read (like src/store/lease.ts, but on the job itself, so the
  * lease, the checkpoint and the counters move in one atomic write), and every checkpoint is

@@ -152,7 +152,7 @@ export class OrgLicenseContractService {
     return toPage(pageRequest, res.total, res.items.map(toOrgLicenseContract));
   }
 
-  /** The same search prepared for cursors and exports (issue 16). */
+  /** The same search prepared for cursors and exports. */
   async deepSearch(
     criteria: OrgLicenseContractCriteria,
     pageRequest: PageRequest,

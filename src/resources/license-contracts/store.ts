@@ -35,7 +35,7 @@ export class OrgLicenseContractStore {
     return this.docs.put(doc.id, { ...doc, version: cur.version + 1 }, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
   }
 
-  /** A search prepared for deep reads on a point in time (cursors and exports, issue 16). */
+  /** A search prepared for deep reads on a point in time (cursors and exports). */
   deep<R>(query: Query, sort: estypes.SortCombinations[], toRecord: (hit: Stored<OrgLicenseContractDoc>) => R): PitSearch<OrgLicenseContractDoc, R> {
     return new PitSearch(this.docs, query, sort, toRecord);
   }

@@ -196,7 +196,7 @@ export class ModuleService {
 
   /**
    * Sets one module of a record, keeping its other fields, and creates the record when it has
-   * none (extension: bulk actions, issue 16). A read and one conditional write, retried on a
+   * none (extension: bulk actions). A read and one conditional write, retried on a
    * fresh read when another writer got in between (store/optimistic.ts); no write when the
    * module already has that status, so setting it again changes nothing.
    */

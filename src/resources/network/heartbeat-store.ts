@@ -19,7 +19,7 @@ export function heartbeatId(endpointId: string, timestamp: string): string {
 export type HeartbeatGeneration = Generation;
 
 /**
- * The alias is a rollover write alias (issue 15): writes go to the newest generation, reads
+ * The alias is a rollover write alias: writes go to the newest generation, reads
  * (searches) span them all, and whole old generations are deleted by HeartbeatRetention.
  */
 export class HeartbeatStore implements GenerationalIndex {

@@ -63,7 +63,7 @@ export class NetworkHostStore {
     return out;
   }
 
-  /** A search prepared for deep reads on a point in time (cursors and exports, issue 16). */
+  /** A search prepared for deep reads on a point in time (cursors and exports). */
   deep(query: Query, sort: estypes.SortCombinations[]): PitSearch<NetworkHost, NetworkHost> {
     return new PitSearch(this.docs, query, sort, (h) => h.doc);
   }

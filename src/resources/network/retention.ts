@@ -1,5 +1,5 @@
 /**
- * Heartbeat retention (issue 15): network heartbeats age out after `retentionDays`, a whole
+ * Heartbeat retention: network heartbeats age out after `retentionDays`, a whole
  * rollover generation at a time, by the one retention mechanism (src/store/retention.ts).
  */
 import type { Logger } from '../../log.js';

@@ -49,7 +49,7 @@ export class NetworkService {
     private readonly heartbeats: HeartbeatStore,
     private readonly hosts: NetworkHostStore,
     private readonly log: Logger,
-    /** Issue 16: a heartbeat of an endpoint's sensor is a sign of life of the endpoint. */
+    /** A heartbeat of an endpoint's sensor is a sign of life of the endpoint. */
     private readonly presence?: { seen(endpointId: string, access: Access): Promise<void> },
   ) {}
 
@@ -175,7 +175,7 @@ export class NetworkService {
     return toPage(pr, res.total, res.items.map((h) => h.doc));
   }
 
-  /** The same search prepared for cursors and exports (issue 16). */
+  /** The same search prepared for cursors and exports. */
   async deepSearch(criteria: NetworkHostSearchCriteria, pr: PageRequest, access: Access): Promise<PitSearch<NetworkHost, NetworkHost>> {
     const sort = pageQuery({ ...pr, page: 0 }, HOST_SORT_FIELDS, [{ field: 'lastSeen', direction: 'DESC' }]).sort;
     return this.hosts.deep(await this.hostQuery(criteria, access), sort);

@@ -29,7 +29,7 @@ export interface ConfigFields {
   loggingMaxSizeMB?: number;
   windowsEventLogs?: WinEventLogConfig[];
   windowsEventIgnores?: WinEventIgnore[];
-  /** Extension (issue 16): the organization's presence timeout, seconds. */
+  /** Extension: the organization's presence timeout, seconds. */
   presenceTimeoutSeconds?: number;
   [extra: string]: string | number | boolean | string[] | WinEventLogConfig[] | WinEventIgnore[] | undefined;
 }

@@ -24,7 +24,7 @@ export class OrgAgentConfigService {
     private readonly onChange: () => void = () => undefined,
   ) {}
 
-  /** Organizations whose agent configuration overrides the presence timeout → seconds (issue 16). */
+  /** Organizations whose agent configuration overrides the presence timeout → seconds. */
   presenceTimeouts(): Promise<ReadonlyMap<string, number>> {
     return this.store.presenceTimeouts();
   }

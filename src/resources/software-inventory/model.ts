@@ -1,6 +1,6 @@
 /**
  * Software inventory records (spec 4.10; their fields are designed here, see
- * docs/decisions.md) and the pure logic of a full inventory report: deterministic ids,
+ * docs/adr/0045-software-inventory-per-endpoint.md) and the pure logic of a full inventory report: deterministic ids,
  * de-duplication and the diff against what is stored.
  */
 import crypto from 'node:crypto';
@@ -64,7 +64,7 @@ export const MAX_INVENTORY_ITEMS = 10_000;
 
 /**
  * An unchanged entry's lastSeen is rewritten only when it is at least this old, so a
- * repeated report within the window writes nothing at all (see docs/decisions.md).
+ * repeated report within the window writes nothing at all (docs/adr/0045-software-inventory-per-endpoint.md).
  */
 export const DEFAULT_LAST_SEEN_REFRESH_MS = 24 * 60 * 60 * 1000;
 

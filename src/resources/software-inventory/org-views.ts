@@ -1,7 +1,7 @@
 /**
  * Software inventory of one organization (spec 4.10): lists and summaries that cover exactly
  * that organization (not its subtree) and leave out deleted and uninstalled endpoints, asked
- * of the endpoints resource at query time (see docs/decisions.md).
+ * of the endpoints resource at query time (docs/adr/0046-software-inventory-org-views.md).
  */
 import type { estypes } from '@elastic/elasticsearch';
 import type { Access } from '../../http/auth.js';

@@ -56,7 +56,7 @@ export class SoftwareInventoryService {
   private readonly lastSeenRefreshMs: number;
   /** The organization views: lists and summaries of exactly one organization. */
   readonly org: OrgSoftwareInventory;
-  /** Issue 16: presence of the endpoints (set by the service container); a report is a sign of life. */
+  /** Presence of the endpoints (set by the service container); a report is a sign of life. */
   presence?: { seenAuthorized(endpointId: string): Promise<void> };
 
   constructor(
@@ -92,7 +92,7 @@ export class SoftwareInventoryService {
       );
     }
     const owner = await this.owner(endpointId, access);
-    // Issue 16: a full report is a sign of life; its lastSeen rides on the bookkeeping group commit, beside the inventory writes.
+    // A full report is a sign of life; its lastSeen rides on the bookkeeping group commit, beside the inventory writes.
     const [result] = await Promise.all([this.replaceInventory(owner, unique), this.presence?.seenAuthorized(owner.id)]);
     return result;
   }
@@ -208,7 +208,7 @@ export class SoftwareInventoryService {
     return toRecord(moved);
   }
 
-  // ---- deep reads: cursors and exports (issue 16, src/http/deep-paging.ts) ----
+  // ---- deep reads: cursors and exports (src/http/deep-paging.ts) ----
 
   /** searchForEndpoint prepared for a point in time. */
   async deepForEndpoint(endpointId: string, req: PagedSearch, access: Access): Promise<PitSearch<SoftwareInventoryDoc, EndpointInstalledSoftware>> {

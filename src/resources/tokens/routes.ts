@@ -33,7 +33,7 @@ const issued = Joi.object({
   token: Joi.string().required().description('the secret, shown once'),
 }).label('IssuedToken');
 
-/** A token record (issue 16, extension): never its secret. */
+/** A token record (extension): never its secret. */
 const tokenView = Joi.object({
   ...tokenFields,
   revoked: Joi.boolean().required(),

@@ -6,7 +6,7 @@ import type { OrganizationService } from '../organizations/service.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { TokenDoc, TokenStore } from './store.js';
 
-/** A token as the API shows it (extension, issue 16): never its secret or hash. */
+/** A token as the API shows it (extension): never its secret or hash. */
 export type TokenView = TokenDoc;
 
 /** At most one last-use write per token and instance in this time. */

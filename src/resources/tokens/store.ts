@@ -7,12 +7,12 @@ import type { UserKey } from '../../domain.js';
 export interface TokenDoc extends TokenRecord {
   createdAt: string;
   createdBy: UserKey;
-  /** Extension (issue 16): the token's last use, coarse (at most one write a minute per instance). */
+  /** Extension: the token's last use, coarse (at most one write a minute per instance). */
   lastUsedAt?: string;
-  /** Extension (issue 16): when and by whom it was revoked (the first revocation). */
+  /** Extension: when and by whom it was revoked (the first revocation). */
   revokedAt?: string;
   revokedBy?: UserKey;
-  /** Extension (issue 16): why, when no caller revoked it by name (its endpoint was deleted). */
+  /** Extension: why, when no caller revoked it by name (its endpoint was deleted). */
   revokedReason?: string;
 }
 
