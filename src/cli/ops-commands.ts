@@ -306,7 +306,7 @@ async function orgPaths(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
   const before = await unstampedCount(rt.services.storeContext);
   const bar = new ProgressBar('org-paths', before, io.err);
   const stamped = await stampAncestry(rt.services.storeContext, (n) => bar.update(n, ''));
-  const left = await unstampedCount(rt.services.storeContext);
+  const left = await unstampedCount(rt.services.storeContext, { refresh: true });
   bar.finish(stamped, '');
   const elapsedMs = Date.now() - started;
   if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'org-paths', found: before, stamped, left, elapsedMs })}\n`);

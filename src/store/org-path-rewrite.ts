@@ -43,11 +43,16 @@ export function movedAway(orgId: string, from: string[], to: string[]): StaleSel
   });
 }
 
-/** How many records `select` picks in every org-scoped index (after a refresh, so the count is current). */
-export async function countStale(ctx: StoreContext, select: StaleSelector): Promise<number> {
+/**
+ * How many records `select` picks in every org-scoped index. `refresh`: after a refresh, so the
+ * count is exact and the rewritten records are searchable (background work and tools only; a
+ * request's count may lag by the refresh interval).
+ */
+export async function countStale(ctx: StoreContext, select: StaleSelector, opts: { refresh?: boolean } = {}): Promise<number> {
   let n = 0;
   for (const [logical, f] of Object.entries(ORG_SCOPED_INDICES)) {
     const index = aliasName(ctx.prefix, logical);
+    if (opts.refresh) await storeCall(() => ctx.client.indices.refresh({ index, ignore_unavailable: true }));
     const res = await storeCall(() => ctx.client.count({ index, query: select(f), ignore_unavailable: true }, readRetries));
     n += res.count;
   }

@@ -7,9 +7,9 @@
 import type { StoreContext } from '../../store/client.js';
 import { countStale, rewriteOrgPaths, unstamped } from '../../store/org-path-rewrite.js';
 
-/** Org-scoped records without ancestry. */
-export function unstampedCount(ctx: StoreContext): Promise<number> {
-  return countStale(ctx, unstamped);
+/** Org-scoped records without ancestry (`refresh`: exact, after a refresh; tools only). */
+export function unstampedCount(ctx: StoreContext, opts: { refresh?: boolean } = {}): Promise<number> {
+  return countStale(ctx, unstamped, opts);
 }
 
 /** Stamps the ancestry on every org-scoped record without one; returns how many were stamped. */
@@ -19,7 +19,7 @@ export async function stampAncestry(ctx: StoreContext, onBatch?: (stamped: numbe
   for (let pass = 0; pass < 5; pass++) {
     const before = total;
     total += await rewriteOrgPaths(ctx, unstamped, { onBatch: (n) => onBatch?.(before + n) });
-    if (total === before || (await unstampedCount(ctx)) === 0) break;
+    if (total === before || (await unstampedCount(ctx, { refresh: true })) === 0) break;
   }
   return total;
 }

@@ -45,9 +45,9 @@ export class OrgMoveTask {
     await this.running?.catch(() => undefined);
   }
 
-  /** Records still to rewrite for `move` (exact after the refresh the count asks for). */
-  remaining(move: OrgMove): Promise<number> {
-    return countStale(this.ctx, movedAway(move.orgId, move.from, move.to));
+  /** Records still to rewrite for `move` (`refresh`: exact, and every rewritten record searchable). */
+  remaining(move: OrgMove, opts: { refresh?: boolean } = {}): Promise<number> {
+    return countStale(this.ctx, movedAway(move.orgId, move.from, move.to), opts);
   }
 
   private async run(move: OrgMove): Promise<void> {
@@ -68,7 +68,7 @@ export class OrgMoveTask {
             }
           },
         });
-        if (total === before && Date.now() >= settleUntil && (await this.remaining(move)) === 0) break;
+        if (total === before && Date.now() >= settleUntil && (await this.remaining(move, { refresh: true })) === 0) break;
         if (total === before) await this.pause(Math.min(this.opts.retryMs, Math.max(0, settleUntil - Date.now())));
       } catch (err) {
         this.log?.warn({ err, orgId: move.orgId }, 'organization move: a pass failed; trying again');
