@@ -101,6 +101,12 @@ export class OrganizationService implements OrgTree, OrgAncestry {
   private async tree(): Promise<Snapshot> {
     const s = this.snapshot;
     if (s && Date.now() - s.loadedAt < this.cacheSeconds * 1000) return s;
+    // An aged tree is reloaded in the background, not on the request that noticed: a reload of
+    // 100,000 organizations takes seconds (bench/results/2026-11-26T09-30-05-org-tree-before.json).
+    if (s && this.cacheSeconds > 0) {
+      void this.load().catch(() => undefined);
+      return s;
+    }
     return this.load();
   }
 
