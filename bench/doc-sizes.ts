@@ -41,7 +41,7 @@ async function drop(): Promise<void> {
 try {
   await drop();
   await ensureIndices(ctx, log);
-  const seeded = await seed(services, ctx, QUICK, (l) => console.error(l));
+  const seeded = await seed(services, services.storeContext, QUICK, (l) => console.error(l));
   for (let round = 0; round < HEARTBEAT_ROUNDS; round++) {
     for (let s = 0; s < seeded.sensors.length; s += 8) {
       await Promise.all(
