@@ -12,7 +12,8 @@ type Query = estypes.QueryDslQueryContainer;
 type Doc = Record<string, string[]>;
 
 /** term / terms / bool over keyword-array fields, as Elasticsearch matches them (any element). */
-function matches(q: Query, doc: Doc): boolean {
+function matches(query: Query | undefined, doc: Doc): boolean {
+  const q = query ?? {};
   if (q.term) {
     const [field, value] = Object.entries(q.term)[0];
     return (doc[field] ?? []).includes(String(value));

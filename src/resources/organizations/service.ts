@@ -54,6 +54,9 @@ export interface OrganizationUpdate {
   parentId?: string | null;
 }
 
+/** How long a move waits for another one still rewriting records before it answers 409. */
+const MOVE_WAIT_MS = 10_000;
+
 export function toOrganization(d: OrganizationDoc): Organization {
   return { id: d.id, name: d.name, ...(d.parentId ? { parentId: d.parentId } : {}), createdAt: d.createdAt };
 }
@@ -298,10 +301,18 @@ export class OrganizationService implements OrgTree, OrgAncestry {
     s.move = move;
   }
 
-  /** Records a move as RUNNING; 409 while another one is. */
+  /**
+   * Records a move as RUNNING. Another move still running is waited for a few seconds (a small
+   * move's rewrite ends within its settle time), then answered 409.
+   */
   private async beginMove(m: { orgId: string; from: string[]; to: string[] }): Promise<OrgMove> {
     if (!this.moveTask) throw new Error('organization moves need the move task');
-    const last = await this.moves.get();
+    const waitUntil = Date.now() + MOVE_WAIT_MS;
+    let last = await this.moves.get();
+    while (last?.doc.state === 'RUNNING' && Date.now() < waitUntil) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      last = await this.moves.get();
+    }
     if (last?.doc.state === 'RUNNING') {
       throw new ConflictError(`organization ${last.doc.orgId} is still moving; retry when its move is done (GET /admin/organizations/${last.doc.orgId}/move)`);
     }
