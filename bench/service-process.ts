@@ -34,6 +34,8 @@ export async function startService(opts: {
   env: Record<string, string>;
   /** Writes a V8 CPU profile of the whole life of the process into this directory. */
   profileDir?: string;
+  /** Another checkout whose dist/ runs instead (an earlier build, for a before/after comparison). */
+  cwd?: string;
 }): Promise<ServiceProcess> {
   return startChild(
     'service',
@@ -44,6 +46,7 @@ export async function startService(opts: {
       ...(opts.runtime === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/main.js']),
     ],
     opts.env,
+    opts.cwd,
   );
 }
 
@@ -56,11 +59,12 @@ export function startHop(env: Record<string, string>): Promise<ServiceProcess> {
 }
 
 /** A node child that logs a JSON line with its `url` once it listens; stdout goes to a file. */
-async function startChild(name: string, args: string[], env: Record<string, string>): Promise<ServiceProcess> {
+async function startChild(name: string, args: string[], env: Record<string, string>, cwd?: string): Promise<ServiceProcess> {
   const logFile = path.join(os.tmpdir(), `ecs-bench-${name}-${process.pid}-${Date.now()}.log`);
   const out = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
+    ...(cwd ? { cwd } : {}),
     stdio: ['ignore', out, 'inherit'],
   });
   fs.closeSync(out);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import Koa from 'koa';
 import Router from '@koa/router';
+import { Gauge } from 'prom-client';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -24,6 +25,9 @@ import { auditTrail } from './http/audit.js';
 import { consoleAssets } from './http/console.js';
 import { withDeepPaging } from './http/deep-paging.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
+import { SERVICE_VERSION } from './version.js';
+import { traceRequests } from './http/tracing.js';
+import { clientAddress } from './http/client-address.js';
 
 export interface AppHandle {
   app: Koa;
@@ -47,9 +51,6 @@ function swaggerAssetsDir(): string | undefined {
   }
 }
 
-const packageVersion = (
-  JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger }): AppHandle {
   const { config, store, log } = deps;
@@ -60,7 +61,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     keepAliveSeconds: config.cursorKeepAliveSeconds,
   });
   const metrics = createMetrics();
-  const openapi = buildOpenApi(routes, packageVersion);
+  const openapi = buildOpenApi(routes, SERVICE_VERSION);
   let indicesReady = false;
 
   const app = new Koa({ proxy: false });
@@ -76,6 +77,24 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     ctx.status = ready ? 200 : 503;
     if (!ready) ctx.set('Retry-After', '5');
     ctx.body = { status: ready ? 'UP' : 'DOWN', elasticsearch: esUp ? 'UP' : 'DOWN', indices: indicesReady ? 'READY' : 'PENDING' };
+  });
+  const watcher = services.changeWatcher;
+  const feed = services.changeFeed;
+  new Gauge({
+    name: 'ecs_change_feed_delay_max_seconds',
+    help: "Largest delay between a change's writing on another instance and its application here, since the last scrape",
+    registers: [metrics.registry],
+    collect() {
+      this.set(watcher.takeMaxDelay() / 1000);
+    },
+  });
+  new Gauge({
+    name: 'ecs_change_feed_unsent',
+    help: 'Changes saved by this instance but not yet written to the change feed (re-sent until they are)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(feed.pending);
+    },
   });
   ops.get('/metrics', async (ctx) => {
     ctx.type = metrics.registry.contentType;
@@ -124,7 +143,9 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     }),
   });
 
-  app.use(observe(log, metrics));
+  // While tracing is on, outermost: every log line, error body and store call of a request runs in its span.
+  if (config.tracing.enabled) app.use(traceRequests());
+  app.use(observe(log, metrics, clientAddress(config.trustedProxies)));
   app.use(securityHeaders(`${API_PREFIX}/docs`));
   app.use(errorHandler(translateStoreError));
   // Inside the error handler (it sees every operation's final status), outside the router.

@@ -1,5 +1,6 @@
 /** Every environment variable the service reads, validated once with joi and typed. */
 import Joi from 'joi';
+import proxyAddr from 'proxy-addr';
 import type { StoreSecurity } from './store/client.js';
 import type { IndexLayout } from './store/client.js';
 import { loadTemplates } from './store/indices.js';
@@ -31,7 +32,14 @@ export interface Config {
   /** Heartbeats older than this age out; 0 keeps them for ever. */
   heartbeatRetentionDays: number;
   /** Bulk-action jobs: endpoints acted on per second per instance, per batch, the job lease and the runner's poll. */
-  jobs: { ratePerSecond: number; batchSize: number; leaseSeconds: number; pollMs: number };
+  jobs: {
+    ratePerSecond: number;
+    batchSize: number;
+    leaseSeconds: number;
+    pollMs: number;
+    /** A SOFT_DELETE job matching more agents than this asks the person confirming it to type the count. */
+    confirmTypedCount: number;
+  };
   /** Audit events older than this age out; 0 keeps them for ever. */
   auditRetentionDays: number;
   logLevel: string;
@@ -65,6 +73,61 @@ export interface Config {
   commandTtlSeconds: number;
   /** Moves into RETRY a command message may make; the next one fails it. */
   commandMaxRetries: number;
+  /** Day-two settings operators tune (docs/deploy.md, "Tuning"): maintenance, rollover, job retention, schema checks. */
+  maintenance: MaintenanceConfig;
+  /** Log lines as pino's JSON or in the Elastic Common Schema (ECS_LOG_FORMAT). */
+  logFormat: LogFormat;
+  /** Addresses and CIDR ranges of the reverse proxies whose X-Forwarded-For is believed (ECS_TRUSTED_PROXIES). */
+  trustedProxies: string[];
+  /** OpenTelemetry traces, from the standard OTEL_* variables (docs/adr/0090-opentelemetry-traces.md). */
+  tracing: TracingConfig;
+}
+
+/** Rollover conditions of one rollover alias (Elasticsearch's `max_age` and `max_primary_shard_size`). */
+export interface RolloverConfig {
+  maxAge: string;
+  maxPrimaryShardSize: string;
+}
+
+export interface MaintenanceConfig {
+  /** Time between retention runs (heartbeats, audit, finished jobs). */
+  retentionIntervalSeconds: number;
+  /** How long a retention lease outlives its holder's last run: a dead holder is replaced after this. */
+  retentionLeaseSeconds: number;
+  heartbeatRollover: RolloverConfig;
+  auditRollover: RolloverConfig;
+  /** Finished jobs older than this are deleted; 0 keeps them for ever. */
+  jobRetentionDays: number;
+  /** How often each instance checks the index templates and mappings against its own schema versions. */
+  schemaCheckSeconds: number;
+}
+
+export type LogFormat = 'json' | 'ecs';
+
+export const TRACE_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+
+export interface TracingConfig {
+  /** On when an OTLP endpoint or `OTEL_TRACES_EXPORTER=otlp` is given, unless OTEL_SDK_DISABLED or `OTEL_TRACES_EXPORTER=none`. */
+  enabled: boolean;
+  /** The OTLP/HTTP traces URL (…/v1/traces). */
+  url: string;
+  protocol: 'http/protobuf' | 'http/json';
+  serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES, decoded. */
+  resourceAttributes: Record<string, string>;
+  sampler: TraceSampler;
+  /** The ratio of the ratio samplers (OTEL_TRACES_SAMPLER_ARG, 0–1). */
+  samplerRatio: number;
+  /** Longest wait before finished spans are sent (OTEL_BSP_SCHEDULE_DELAY, ms). */
+  exportDelayMs: number;
 }
 
 /** `lane=n,lane=n` (a lane named twice: the later one counts). */
@@ -82,6 +145,59 @@ function parseLaneMap(v: string): Partial<Record<Lane, number>> {
   return out;
 }
 
+/** Addresses and CIDR ranges, comma-separated; each checked as proxy-addr will read it. */
+const trustedProxies = Joi.string()
+  .allow('')
+  .default('')
+  .custom((value: string, helpers) => {
+    const list = value
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
+    try {
+      proxyAddr.compile(list);
+    } catch (err) {
+      return helpers.message({ custom: `"ECS_TRUSTED_PROXIES" must list IP addresses or CIDR ranges: ${(err as Error).message}` });
+    }
+    return list.join(',');
+  });
+
+const otlpProtocol = Joi.string()
+  .valid('http/protobuf', 'http/json')
+  .messages({ 'any.only': '{#label} must be http/protobuf or http/json (gRPC is not supported: use the collector\'s OTLP/HTTP port, 4318)' });
+
+function decodeResourceAttributes(v: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of v.split(',').filter(Boolean)) {
+    const at = pair.indexOf('=');
+    out[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return out;
+}
+
+/** The traces URL: the signal's own endpoint as given, else the base endpoint + /v1/traces (the OTLP exporter rule). */
+function tracesUrl(v: Record<string, unknown>): string {
+  const own = v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as string | undefined;
+  if (own) return own;
+  const base = (v.OTEL_EXPORTER_OTLP_ENDPOINT as string | undefined) ?? 'http://localhost:4318';
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+function tracingConfig(v: Record<string, unknown>): TracingConfig {
+  const exporter = v.OTEL_TRACES_EXPORTER as string | undefined;
+  const endpointGiven = v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
+  return {
+    enabled: !(v.OTEL_SDK_DISABLED as boolean) && (exporter === 'otlp' || (exporter === undefined && endpointGiven)),
+    url: tracesUrl(v),
+    protocol: ((v.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? v.OTEL_EXPORTER_OTLP_PROTOCOL) as TracingConfig['protocol']),
+    serviceName: v.OTEL_SERVICE_NAME as string,
+    resourceAttributes: decodeResourceAttributes(v.OTEL_RESOURCE_ATTRIBUTES as string),
+    sampler: v.OTEL_TRACES_SAMPLER as TraceSampler,
+    samplerRatio: v.OTEL_TRACES_SAMPLER_ARG as number,
+    exportDelayMs: v.OTEL_BSP_SCHEDULE_DELAY as number,
+  };
+}
+
 /** Signs installer URLs when ECS_INSTALLER_SIGNING_KEY is unset; the service starts with it only in development mode. */
 export const DEVELOPMENT_INSTALLER_SIGNING_KEY = 'development-only-installer-signing-key';
 const nodeUrl = Joi.string().uri({ scheme: ['http', 'https'] });
@@ -93,6 +209,20 @@ const nodeUrls = Joi.string().custom((value: string, helpers) => {
   if (bad !== undefined) return helpers.message({ custom: `"ELASTICSEARCH_URL" must be one or several comma-separated http(s) URLs; not a valid URL: "${bad}"` });
   return urls.join(',');
 });
+
+/** Elasticsearch time units for a rollover's age: `1d`, `12h`, `30m`, `90s`. */
+const rolloverAge = (name: string, dflt: string): Joi.StringSchema =>
+  Joi.string()
+    .pattern(/^[1-9][0-9]{0,5}(d|h|m|s)$/)
+    .default(dflt)
+    .messages({ 'string.pattern.base': `"${name}" must be a positive whole number of d, h, m or s (e.g. 1d, 12h)` });
+/** Elasticsearch byte sizes for a rollover's primary shard size: `10gb`, `500mb`. */
+const rolloverSize = (name: string, dflt: string): Joi.StringSchema =>
+  Joi.string()
+    .lowercase()
+    .pattern(/^[1-9][0-9]{0,6}(b|kb|mb|gb|tb)$/)
+    .default(dflt)
+    .messages({ 'string.pattern.base': `"${name}" must be a positive whole number of b, kb, mb, gb or tb (e.g. 10gb)` });
 
 const schema = Joi.object({
   HOST: Joi.string().default('0.0.0.0'),
@@ -139,6 +269,7 @@ const schema = Joi.object({
   ECS_JOB_BATCH_SIZE: Joi.number().integer().min(1).max(1000).default(100),
   ECS_JOB_LEASE_SECONDS: Joi.number().integer().min(1).max(3600).default(30),
   ECS_JOB_POLL_MS: Joi.number().integer().min(20).max(60_000).default(2000),
+  ECS_JOB_CONFIRM_TYPED_COUNT: Joi.number().integer().min(0).max(10_000_000).default(100),
   ECS_AUDIT_RETENTION_DAYS: Joi.number().integer().min(0).default(365),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   DATABASE_URL: Joi.string(),
@@ -162,6 +293,41 @@ const schema = Joi.object({
   ECS_PRESENCE_TIMEOUT: Joi.number().integer().min(1).default(600),
   ECS_COMMAND_TTL: Joi.number().integer().min(1).default(86_400),
   ECS_COMMAND_MAX_RETRIES: Joi.number().integer().min(0).default(5),
+  ECS_RETENTION_INTERVAL_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
+  // Unset: three intervals, so one missed run does not hand the lease over.
+  ECS_RETENTION_LEASE_SECONDS: Joi.number()
+    .integer()
+    .max(259_200)
+    .greater(Joi.ref('ECS_RETENTION_INTERVAL_SECONDS'))
+    .default((parent: { ECS_RETENTION_INTERVAL_SECONDS: number }) => 3 * parent.ECS_RETENTION_INTERVAL_SECONDS)
+    .messages({ 'number.greater': '"ECS_RETENTION_LEASE_SECONDS" must be greater than "ECS_RETENTION_INTERVAL_SECONDS": the holder renews it once per interval' }),
+  ECS_HEARTBEAT_ROLLOVER_AGE: rolloverAge('ECS_HEARTBEAT_ROLLOVER_AGE', '1d'),
+  ECS_HEARTBEAT_ROLLOVER_SIZE: rolloverSize('ECS_HEARTBEAT_ROLLOVER_SIZE', '10gb'),
+  ECS_AUDIT_ROLLOVER_AGE: rolloverAge('ECS_AUDIT_ROLLOVER_AGE', '1d'),
+  ECS_AUDIT_ROLLOVER_SIZE: rolloverSize('ECS_AUDIT_ROLLOVER_SIZE', '10gb'),
+  ECS_JOB_RETENTION_DAYS: Joi.number().integer().min(0).max(36_500).default(30),
+  ECS_SCHEMA_CHECK_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
+  ECS_LOG_FORMAT: Joi.string().valid('json', 'ecs').default('json'),
+  ECS_TRUSTED_PROXIES: trustedProxies,
+  // OpenTelemetry's own variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/).
+  OTEL_SDK_DISABLED: Joi.boolean().default(false),
+  OTEL_TRACES_EXPORTER: Joi.string()
+    .valid('otlp', 'none')
+    .messages({ 'any.only': '"OTEL_TRACES_EXPORTER" must be otlp or none (traces are sent over OTLP/HTTP)' }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
+  OTEL_SERVICE_NAME: Joi.string().max(255).default('endpoint-control-service'),
+  OTEL_RESOURCE_ATTRIBUTES: Joi.string()
+    .allow('')
+    .pattern(/^[^=,\s]+=[^,]*(,[^=,\s]+=[^,]*)*$/)
+    .default(''),
+  OTEL_TRACES_SAMPLER: Joi.string()
+    .valid(...TRACE_SAMPLERS)
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: Joi.number().min(0).max(1).default(1),
+  OTEL_BSP_SCHEDULE_DELAY: Joi.number().integer().min(1).max(600_000).default(5000),
 })
   .and('ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD')
   .without('ELASTICSEARCH_API_KEY', ['ELASTICSEARCH_USERNAME', 'ELASTICSEARCH_PASSWORD'])
@@ -215,6 +381,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchSize: v.ECS_JOB_BATCH_SIZE as number,
       leaseSeconds: v.ECS_JOB_LEASE_SECONDS as number,
       pollMs: v.ECS_JOB_POLL_MS as number,
+      confirmTypedCount: v.ECS_JOB_CONFIRM_TYPED_COUNT as number,
     },
     auditRetentionDays: v.ECS_AUDIT_RETENTION_DAYS as number,
     logLevel: v.LOG_LEVEL as string,
@@ -237,5 +404,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceTimeoutSeconds: v.ECS_PRESENCE_TIMEOUT as number,
     commandTtlSeconds: v.ECS_COMMAND_TTL as number,
     commandMaxRetries: v.ECS_COMMAND_MAX_RETRIES as number,
+    maintenance: {
+      retentionIntervalSeconds: v.ECS_RETENTION_INTERVAL_SECONDS as number,
+      retentionLeaseSeconds: v.ECS_RETENTION_LEASE_SECONDS as number,
+      heartbeatRollover: { maxAge: v.ECS_HEARTBEAT_ROLLOVER_AGE as string, maxPrimaryShardSize: v.ECS_HEARTBEAT_ROLLOVER_SIZE as string },
+      auditRollover: { maxAge: v.ECS_AUDIT_ROLLOVER_AGE as string, maxPrimaryShardSize: v.ECS_AUDIT_ROLLOVER_SIZE as string },
+      jobRetentionDays: v.ECS_JOB_RETENTION_DAYS as number,
+      schemaCheckSeconds: v.ECS_SCHEMA_CHECK_SECONDS as number,
+    },
+    logFormat: v.ECS_LOG_FORMAT as LogFormat,
+    trustedProxies: (v.ECS_TRUSTED_PROXIES as string).split(',').filter(Boolean),
+    tracing: tracingConfig(v),
   };
 }

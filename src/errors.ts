@@ -84,8 +84,16 @@ export class InternalError extends AppError {
   }
 }
 
-/** The spec section-7 error body. */
-export interface ErrorBody {
+/** What ties an error answer to its logs and trace (extensions beside the section-7 fields). */
+export interface ErrorCorrelation {
+  /** The request id (also the `x-request-id` header). */
+  requestId?: string;
+  /** The trace the request belongs to, while tracing is on. */
+  traceId?: string;
+}
+
+/** The spec section-7 error body, with the correlation extensions (docs/adr/0090-opentelemetry-traces.md). */
+export interface ErrorBody extends ErrorCorrelation {
   message: string;
   status: number;
   error: string;
@@ -94,7 +102,7 @@ export interface ErrorBody {
   path: string;
 }
 
-export function errorBody(err: AppError, path: string): ErrorBody {
+export function errorBody(err: AppError, path: string, correlation: ErrorCorrelation = {}): ErrorBody {
   return {
     message: err.message,
     status: err.status,
@@ -102,5 +110,7 @@ export function errorBody(err: AppError, path: string): ErrorBody {
     timestamp: Date.now(),
     exception: err.exception,
     path,
+    ...(correlation.requestId !== undefined ? { requestId: correlation.requestId } : {}),
+    ...(correlation.traceId !== undefined ? { traceId: correlation.traceId } : {}),
   };
 }

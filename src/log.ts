@@ -1,19 +1,58 @@
-/** pino, with token-bearing fields redacted wherever they appear. */
-import { pino, type Logger, type DestinationStream } from 'pino';
+/**
+ * pino, with token-bearing fields, cookies and credentials redacted wherever they appear, and
+ * the active trace's ids in every line while tracing is on. Lines are pino's JSON, or the
+ * Elastic Common Schema (`ECS_LOG_FORMAT=ecs`, @elastic/ecs-pino-format) that Filebeat and
+ * Elastic Agent ship to Kibana unchanged (docs/adr/0091-ecs-logs.md).
+ */
+import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+import { ecsFormat } from '@elastic/ecs-pino-format';
+import type { LogFormat } from './config.js';
+import { currentTraceIds } from './tracing.js';
 
 export type { Logger };
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
-    {
-      level,
-      base: { service: 'endpoint-control-service' },
-      redact: {
-        paths: ['token', '*.token', 'headers["x-auth-token"]', '*.headers["x-auth-token"]', 'secret', '*.secret'],
-        censor: '[redacted]',
-      },
-      timestamp: pino.stdTimeFunctions.isoTime,
-    },
-    destination,
-  );
+const SERVICE = 'endpoint-control-service';
+
+/** Headers that carry a credential: the token, a login session's cookie, basic or bearer credentials. */
+const SECRET_HEADERS = ['["x-auth-token"]', 'cookie', '["set-cookie"]', 'authorization', '["proxy-authorization"]'];
+
+/**
+ * Where a secret may sit in a line: a `token` or `secret` field, and the credential headers of
+ * a request or response logged as `headers`, `req`/`res` (pino's names) or `http.request`/
+ * `http.response` (the ECS names the ECS formatter moves them to).
+ */
+export const REDACTED_PATHS: readonly string[] = [
+  'token',
+  '*.token',
+  'secret',
+  '*.secret',
+  'cookie',
+  '*.cookie',
+  ...['headers', '*.headers', 'req.headers', 'res.headers', 'http.request.headers', 'http.response.headers'].flatMap((at) =>
+    SECRET_HEADERS.map((h) => `${at}${h.startsWith('[') ? h : `.${h}`}`),
+  ),
+];
+
+/** The trace fields of a line: ECS's `trace.id`/`span.id`, or flat `traceId`/`spanId`. */
+function traceMixin(format: LogFormat): () => object {
+  if (format === 'ecs') {
+    return () => {
+      const ids = currentTraceIds();
+      return ids ? { trace: { id: ids.traceId }, span: { id: ids.spanId } } : {};
+    };
+  }
+  return () => currentTraceIds() ?? {};
+}
+
+export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
+  const common: LoggerOptions = {
+    level,
+    redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' },
+    mixin: traceMixin(format),
+  };
+  if (format === 'ecs') {
+    // ECS names the service `service.name`; the formatter also moves `err` to `error.*`.
+    return pino({ ...common, ...ecsFormat({ serviceName: SERVICE, convertErr: true, apmIntegration: false }) }, destination);
+  }
+  return pino({ ...common, base: { service: SERVICE }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }

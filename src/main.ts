@@ -10,8 +10,18 @@ import { consoleBanner } from './http/console.js';
 
 boundHeapGrowth();
 
-const config = loadConfig();
-const log = createLogger(config.logLevel);
+/** A refused setting stops the start with one line naming it (no stack trace). */
+function configOrExit(): ReturnType<typeof loadConfig> {
+  try {
+    return loadConfig();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
+const config = configOrExit();
+const log = createLogger(config.logLevel, undefined, config.logFormat);
 
 let node: LocalNode | undefined;
 

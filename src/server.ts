@@ -1,19 +1,26 @@
 /** Start and stop: the HTTP server, the store client, index set-up, graceful shutdown. */
+import crypto from 'node:crypto';
 import http from 'node:http';
+import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import { createApp, type AppHandle } from './app.js';
 import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext, type StoreSecurity } from './store/client.js';
 import { ensureIndices } from './store/indices.js';
+import { SchemaKeeper } from './store/schema.js';
 import { onIndicesReady } from './resources/index.js';
 import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
+import { startTracing, type Tracing } from './tracing.js';
+import { SERVICE_VERSION } from './version.js';
 
 export interface RunningServer {
   url: string;
   port: number;
   handle: AppHandle;
   store: StoreContext;
+  /** Keeps the store at this release's schema versions while it runs (docs/adr/0095-schema-versions-rolling-upgrades.md). */
+  schema: SchemaKeeper;
   /**
    * Resolves once the indices are set up (or the server is closed first); until then operations
    * answer 503. Rejects with a StoreAccessError when the cluster refuses the service for good
@@ -22,6 +29,8 @@ export interface RunningServer {
   ready: Promise<void>;
   /** Stops accepting, finishes in-flight requests, closes the store client. */
   close(): Promise<void>;
+  /** OpenTelemetry traces (a no-op while off). */
+  tracing: Tracing;
 }
 
 export interface StartOptions {
@@ -38,10 +47,11 @@ async function prepareIndices(
   log: Logger,
   security: StoreSecurity,
   stopped: () => boolean,
+  schema: SchemaKeeper,
 ): Promise<void> {
   for (let attempt = 1; !stopped(); attempt++) {
     try {
-      await ensureIndices(store, log);
+      schema.started(await ensureIndices(store, log));
       await onIndicesReady(handle.services, log);
       handle.setIndicesReady(true);
       return;
@@ -57,8 +67,10 @@ async function prepareIndices(
 export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config, log } = opts;
   assertStartableConfig(config);
+  // Before the store client: its instrumentation takes its tracer from the provider registered here.
+  const tracing = startTracing(config.tracing, SERVICE_VERSION, log);
   const store: StoreContext = {
-    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity),
+    client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity, config.tracing.enabled),
     prefix: config.indexPrefix,
     layout: config.indexLayout,
     refresh: opts.refresh ?? 'shared',
@@ -66,15 +78,20 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const handle = createApp({ config, store, log });
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
-  const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped);
+
   // Background work of every instance, once the indices exist: the change-feed
   // poller (caches keep their time limits until then) and heartbeat retention.
-  const { changeWatcher, heartbeatRetention, jobs, auditRetention } = handle.services;
+  const { changeWatcher, changeRetention, heartbeatRetention, jobs, auditRetention } = handle.services;
+  const schema = new SchemaKeeper(store, log, config.maintenance.schemaCheckSeconds * 1000, `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`);
+  const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped, schema);
   void ready.then(() => {
     if (stopped) return;
+    schema.start();
     changeWatcher.start();
+    changeRetention.start();
     heartbeatRetention.start();
     jobs.runner.start();
+    jobs.retention.start();
     auditRetention.start();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
@@ -85,6 +102,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     stopped = true;
     await store.client.close();
     await handle.services.deviceMigration.close();
+    await tracing.shutdown();
     throw err;
   } finally {
     clearTimeout(headStart);
@@ -114,10 +132,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     handle,
     // The services' context: writes through it carry the ancestry of org-scoped records (tools and tests).
     store: handle.services.storeContext,
+    schema,
     ready,
     close: async () => {
       stopped = true;
+      schema.stop();
       changeWatcher.stop();
+      await changeRetention.stop();
       await heartbeatRetention.stop();
       await jobs.runner.stop();
       await auditRetention.stop();
@@ -131,9 +152,15 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       clearInterval(sweeper);
       // Audit events handed over without waiting (refusals) reach the store before it closes.
       await handle.services.audit.drain();
+      // Changes saved but not yet announced get a last chance (the outbox is in memory only).
+      await handle.services.changeFeed.drain(5000);
+      handle.services.changeFeed.stop();
       await store.client.close();
       // The device-migration database (pool or embedded PGlite and its lock file), when it was opened.
       await handle.services.deviceMigration.close();
+      // The spans of the last requests are sent before the process goes.
+      await tracing.shutdown();
     },
+    tracing,
   };
 }

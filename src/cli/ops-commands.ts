@@ -13,7 +13,8 @@ import { Access, ROLES, type Role } from '../http/auth.js';
 import { AppError, ConflictError } from '../errors.js';
 import { createClient, storeAccessFailure, StoreAccessError, type StoreContext } from '../store/client.js';
 import { ensureIndices } from '../store/indices.js';
-import { reindex, reindexableIndices, type ReindexResult } from '../store/reindex.js';
+import { reindexableIndices, type ReindexResult } from '../store/reindex.js';
+import { reindexUnderLease } from '../store/schema.js';
 import { createServices, type Services } from '../resources/index.js';
 import { stampAncestry, unstampedCount } from '../resources/organizations/ancestry-migration.js';
 import { DEVICE_FAMILIES, type DeviceFamily } from '../migration/device-rows.js';
@@ -85,6 +86,18 @@ function parseArgs(argv: string[]): Parsed {
   }
 }
 
+/**
+ * A flag another command takes is as much a mistake here as an unknown one (a `--force` given
+ * to migrate would otherwise be silently ignored): usage error, exit 2.
+ */
+function onlyFlags(p: Parsed, command: string, allowed: readonly string[]): void {
+  const stray = [...p.flags.keys()].filter((k) => k !== 'help' && !allowed.includes(k));
+  if (stray.length > 0) {
+    const takes = allowed.length > 0 ? `; it takes ${allowed.map((k) => `--${k}`).join(', ')}` : '; it takes none';
+    throw new UsageError(`${command} does not take ${stray.map((k) => `--${k}`).join(', ')}${takes}`);
+  }
+}
+
 function flag(p: Parsed, k: string): string | undefined {
   const v = p.flags.get(k);
   return typeof v === 'string' ? v : undefined;
@@ -110,7 +123,7 @@ interface Runtime {
 
 async function startRuntime(io: CliIo): Promise<Runtime> {
   const config = loadConfig(io.env);
-  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) });
+  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) }, config.logFormat);
   let node: LocalNode | undefined;
   let url = config.elasticsearchUrl;
   if (!url) {
@@ -152,6 +165,7 @@ function checkMigrate(p: Parsed): void {
   if (!DEVICE_FAMILIES.includes(p.positional[1] as DeviceFamily) || p.positional.length !== 2) {
     throw new UsageError('migrate needs utm or lte');
   }
+  onlyFlags(p, 'migrate', ['batch-size', 'json']);
   batchSize(p);
 }
 
@@ -205,6 +219,7 @@ function checkReindex(p: Parsed): void {
   const name = p.positional[1];
   if (!name || p.positional.length !== 2) throw new UsageError(`reindex needs one index: ${reindexableIndices().join(', ')}`);
   if (!reindexableIndices().includes(name)) throw new UsageError(`unknown index ${name}; known: ${reindexableIndices().join(', ')}`);
+  onlyFlags(p, 'reindex', ['batch-size', 'json', 'force', 'restart', 'delete-old']);
   batchSize(p);
 }
 
@@ -214,7 +229,7 @@ async function reindexCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number
   let phase = '';
   const started = Date.now();
   // The services' context: records of org-scoped indices are copied with their organization's ancestry.
-  const result = await reindex(rt.services.storeContext, name, {
+  const result = await reindexUnderLease(rt.services.storeContext, name, `ops-cli:${os.hostname()}:${process.pid}`, {
     force: p.flags.has('force'),
     restart: p.flags.has('restart'),
     deleteOld: p.flags.has('delete-old'),
@@ -259,6 +274,13 @@ function checkAdmin(p: Parsed): void {
   else if (!['org create', 'org show', 'token create', 'token revoke'].includes(sub)) {
     throw new UsageError('admin org create|show, admin token create|revoke');
   }
+  const takes: Record<string, string[]> = {
+    'org create': ['parent'],
+    'org show': [],
+    'token create': ['role', 'org', 'endpoint', 'name', 'expires'],
+    'token revoke': [],
+  };
+  onlyFlags(p, `admin ${sub}`, takes[sub]);
 }
 
 async function admin(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {

@@ -14,6 +14,7 @@
  * service checked through Access (the one deciding 403), else the one the request named.
  */
 import crypto from 'node:crypto';
+import net from 'node:net';
 import type Koa from 'koa';
 import { Counter, type Registry } from 'prom-client';
 import { Access, type OrgTree, type Principal } from './auth.js';
@@ -202,14 +203,17 @@ function buildEvent(
     ...(derived.id ? { id: derived.id } : {}),
     ...(orgId ? { orgId } : {}),
   };
+  // The client's address as the trusted proxies name it (src/http/client-address.ts).
+  const address = typeof ctx.state.clientAddress === 'string' && net.isIP(ctx.state.clientAddress) !== 0 ? { address: ctx.state.clientAddress } : {};
   const actor =
     principal === undefined
-      ? {}
+      ? address
       : {
           ...(principal.tokenId ? { tokenId: principal.tokenId } : {}),
           name: principal.name,
           role: principal.role,
           ...(principal.orgId ? { orgId: principal.orgId } : {}),
+          ...address,
         };
   return {
     id: crypto.randomUUID(),
@@ -222,5 +226,6 @@ function buildEvent(
     status,
     actor,
     target,
+    ...(ctx.state.auditDetails ? { details: ctx.state.auditDetails as Record<string, unknown> } : {}),
   };
 }

@@ -49,13 +49,14 @@ export function door(routes: readonly RouteSpec[], admission: Admission, log: Lo
     if (lane === undefined) return false;
     const err = admission.shedAtDoor(lane);
     if (err === undefined) return false;
-    const body = JSON.stringify(errorBody(err, path));
+    const requestId = crypto.randomUUID();
+    const body = JSON.stringify(errorBody(err, path, { requestId }));
     res.writeHead(err.status, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'x-content-type-options': 'nosniff',
       'cache-control': 'no-store',
-      'x-request-id': crypto.randomUUID(),
+      'x-request-id': requestId,
       ...err.headers,
     });
     res.end(body);

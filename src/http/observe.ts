@@ -8,6 +8,8 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isLaneShed } from './admission.js';
+import type { ClientAddress } from './client-address.js';
+import { currentTraceIds } from '../tracing.js';
 
 export interface Metrics {
   registry: Registry;
@@ -38,14 +40,16 @@ export function createMetrics(): Metrics {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Request id, logger, access log and metrics. */
-export function observe(log: Logger, metrics: Metrics): Koa.Middleware {
+/** Request id, client address, logger, access log and metrics. */
+export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress): Koa.Middleware {
   return async (ctx, next) => {
     const start = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     ctx.set('x-request-id', requestId);
     ctx.state.requestId = requestId;
+    const clientAddress = addressOf(ctx.req);
+    ctx.state.clientAddress = clientAddress;
     ctx.state.log = log.child({ requestId });
     try {
       await next();
@@ -64,6 +68,7 @@ export function observe(log: Logger, metrics: Metrics): Koa.Middleware {
           path: ctx.path,
           status: ctx.status,
           durationMs: Math.round(seconds * 1e4) / 10,
+          clientAddress,
           ...(caller ? { tokenId: caller.tokenId, role: caller.role } : {}),
         },
         'request',
@@ -121,7 +126,8 @@ export function errorHandler(translate: ErrorTranslator): Koa.Middleware {
       ctx.status = appErr.status;
       for (const [k, v] of Object.entries(appErr.headers)) ctx.set(k, v);
       ctx.type = 'application/json';
-      ctx.body = JSON.stringify(errorBody(appErr, ctx.path));
+      // The request id and, while tracing is on, the trace id beside the section-7 fields.
+      ctx.body = JSON.stringify(errorBody(appErr, ctx.path, { requestId: ctx.state.requestId as string | undefined, traceId: currentTraceIds()?.traceId }));
     }
   };
 }

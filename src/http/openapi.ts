@@ -71,9 +71,72 @@ function prepareDescription(desc: JoiDescription): JoiDescription {
         metas: [...(recordType.metas ?? []), { readOnly: true }],
       };
     }
-    return out;
+    if (out.type === 'date') return withDateOnly(out);
+    return out.type === 'string' ? withAllowedText(withoutCidrFormats(out)) : out;
   };
   return walk(desc) as JoiDescription;
+}
+
+/**
+ * joi's ISO dates take a date alone (`2025-06-01`) as well as a date-time; the converted
+ * `format: date-time` would refuse it, so the document lists both forms.
+ */
+function withDateOnly(out: JoiDescription): JoiDescription {
+  if (out.flags?.format !== 'iso') return out;
+  const { description, default: dflt, presence } = (out.flags ?? {}) as Record<string, unknown>;
+  const flags = Object.fromEntries(Object.entries(out.flags ?? {}).filter(([k]) => !['description', 'default', 'presence', 'empty'].includes(k)));
+  // Texts that mean "absent" (`.empty('')`) are a form of their own too.
+  const empty = ((out.flags?.empty as JoiDescription | undefined)?.allow ?? []) as unknown[];
+  const texts = empty.filter((v): v is string => typeof v === 'string');
+  return {
+    type: 'alternatives',
+    flags: {
+      ...(description !== undefined ? { description } : {}),
+      ...(dflt !== undefined ? { default: dflt } : {}),
+      ...(presence !== undefined ? { presence } : {}),
+    },
+    matches: [
+      { schema: { ...out, flags } },
+      { schema: { type: 'string', rules: [{ name: 'pattern', args: { regex: '/^\\d{4}-\\d{2}-\\d{2}$/' } }] } },
+      ...(texts.length > 0 ? [{ schema: { type: 'string', flags: { only: true }, allow: texts } }] : []),
+    ],
+  };
+}
+
+/**
+ * An IP rule that admits CIDR blocks: JSON Schema's ipv4/ipv6 formats refuse `10.0.0.0/8`, so
+ * the document would refuse a block the service takes; such a field is text of its length.
+ */
+function withoutCidrFormats(out: JoiDescription): JoiDescription {
+  const rules = (out.rules ?? []) as { name?: string; args?: { options?: { cidr?: string } } }[];
+  if (!rules.some((r) => r.name === 'ip' && r.args?.options?.cidr !== undefined && r.args.options.cidr !== 'forbidden')) return out;
+  return { ...out, rules: rules.filter((r) => r.name !== 'ip') };
+}
+
+/**
+ * A string whose rules refuse a text joi still takes (`.allow('')`, `.empty('')`: an empty
+ * version pin clears it, an agent's '' means absent): joi-to-json drops those values, so the
+ * document would refuse what the service accepts. They become an alternative of their own.
+ */
+function withAllowedText(out: JoiDescription): JoiDescription {
+  const empty = out.flags?.empty as JoiDescription | undefined;
+  const texts = [...((out.allow ?? []) as unknown[]), ...((empty?.allow ?? []) as unknown[])].filter((v): v is string => typeof v === 'string');
+  // Rules that never refuse a text by its length or form (max: the allowed texts are short).
+  const refusing = ((out.rules ?? []) as { name?: string }[]).filter((r) => !['max', 'trim', 'case', 'normalize', 'replace', 'truncate'].includes(r.name ?? ''));
+  if (texts.length === 0 || refusing.length === 0 || out.flags?.only) return out;
+  const { description, default: dflt, presence } = (out.flags ?? {}) as Record<string, unknown>;
+  const flags = Object.fromEntries(Object.entries(out.flags ?? {}).filter(([k]) => !['description', 'default', 'presence', 'empty'].includes(k)));
+  const strict: JoiDescription = { ...out, flags };
+  delete strict.allow;
+  return {
+    type: 'alternatives',
+    flags: {
+      ...(description !== undefined ? { description } : {}),
+      ...(dflt !== undefined ? { default: dflt } : {}),
+      ...(presence !== undefined ? { presence } : {}),
+    },
+    matches: [{ schema: strict }, { schema: { type: 'string', flags: { only: true }, allow: [...new Set(texts)] } }],
+  };
 }
 
 /** The type list joi-to-json gives `Joi.any()`: "array" without items, which no generator can type. */
@@ -98,6 +161,9 @@ function correctSchema(schema: JsonSchema): JsonSchema {
         VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
       ]),
     );
+    // A choice of texts (an allowed-text alternative, withAllowedText) is typed, as generators need.
+    const choices = 'const' in out ? [out.const] : Array.isArray(out.enum) ? out.enum : undefined;
+    if (out.type === undefined && choices?.length && choices.every((c) => typeof c === 'string')) out.type = 'string';
     const type = out.type;
     if (Array.isArray(type) && type.length === JOI_ANY_TYPES.length && JOI_ANY_TYPES.every((t) => type.includes(t))) {
       delete out.type;
@@ -141,19 +207,30 @@ const errorBodySchema: JsonSchema = {
     timestamp: { type: 'integer', format: 'int64' },
     exception: { type: 'string' },
     path: { type: 'string' },
+    requestId: {
+      type: 'string',
+      description: 'Extension: the request id, also answered in the x-request-id header (the one in the log lines)',
+    },
+    traceId: {
+      type: 'string',
+      description: "Extension: the W3C trace id of the request's trace, while the service sends OpenTelemetry traces",
+      pattern: '^[0-9a-f]{32}$',
+    },
   },
 };
 
 const ERROR_REF = { $ref: '#/components/schemas/ErrorBody' };
 
 /**
- * Answers any operation can give besides the ones the spec lists for it: a token that is
+ * Answers any operation can give besides the ones the spec lists for it: an unknown query
+ * parameter or malformed input is refused (400, docs/adr/0060-unknown-fields-refused.md), a token that is
  * present is always verified (401), the store can be down or a request time out (503 with
  * Retry-After), a body can exceed the limit (413), a token can exceed its rate (429), and an
  * operation's admission lane can be full (src/http/admission.ts: 429 for the caller's excess,
  * 503 for the service's).
  */
 const INFRASTRUCTURE_ERRORS: Record<number, string> = {
+  400: 'A parameter or body field is malformed or invalid, or unknown: an unknown body field or query parameter is refused, the message naming it (`body.criteria.orgID is not allowed`)',
   401: 'Token missing, invalid, revoked or expired',
   413: 'Request body exceeds the size limit',
   429: "Too many requests: the token's rate limit (ECS_RATE_LIMIT_PER_MINUTE), its share of the operation's admission lane, or the address's failed authentications; see Retry-After",
@@ -161,8 +238,8 @@ const INFRASTRUCTURE_ERRORS: Record<number, string> = {
 };
 
 function infrastructureErrors(spec: RouteSpec): number[] {
-  // An Idempotency-Key can be malformed (400) or reused for another request (409).
-  return [401, 429, 503, ...(spec.body ? [413] : []), ...(spec.idempotent ? [400, 409] : [])];
+  // Any operation refuses an unknown query parameter (400); an Idempotency-Key can be reused for another request (409).
+  return [400, 401, 429, 503, ...(spec.body ? [413] : []), ...(spec.idempotent ? [409] : [])];
 }
 
 /** The Idempotency-Key header of `idempotent` operations (an extension of the spec). */

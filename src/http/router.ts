@@ -72,7 +72,8 @@ async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promis
   const secret = tokenFrom(ctx);
   const required = spec.sec || deps.requireTokenEverywhere;
   if (!secret && !required) return ANONYMOUS;
-  const principal = await deps.authenticator.authenticate(secret, ctx.ip);
+  // The client's address as the trusted proxies name it (src/http/client-address.ts).
+  const principal = await deps.authenticator.authenticate(secret, String(ctx.state.clientAddress ?? ctx.ip));
   // Known before the role check, so a refusal names its caller in the access log and the audit trail.
   ctx.state.principal = principal;
   if (principal.role !== 'system' && !spec.roles.includes(principal.role as Role)) {
@@ -89,6 +90,7 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
     const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](spec.operationId, koaPath(spec.path), async (ctx) => {
       ctx.state.operationId = spec.operationId;
+      ctx.state.lane = spec.lane;
       const principal = await admit(ctx, spec, deps);
       ctx.state.principal = principal;
       // The lane decides right after authentication, before the body is read and validated, so a
@@ -99,7 +101,7 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const accepts = (...types: string[]): string | false => ctx.accepts(...types);
       const reply: Reply = await deps.admission.run(spec.lane, principal.tokenId, async () => {
         const params = validateParams(spec, ctx.params);
-        const query = validatePart<unknown>(spec.query, ctx.query, 'query');
+        const query = validatePart<unknown>(spec.query, ctx.query, 'query', true);
         const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
         const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
         const run = (createdId?: string): Promise<Reply> =>
@@ -109,6 +111,7 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
           : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
       });
       ctx.state.replyBody = reply.body;
+      ctx.state.auditDetails = reply.audit;
       if (reply.body === undefined) {
         // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
         // Koa turns a null body into 204, so the status is set after it.

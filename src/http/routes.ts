@@ -47,6 +47,8 @@ export interface Reply {
   /** Set for non-JSON bodies (text/plain). */
   contentType?: string;
   headers?: Record<string, string>;
+  /** What the operation's audit event records besides who, what and which (a job's criteria and count). */
+  audit?: Record<string, unknown>;
 }
 
 export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
@@ -131,12 +133,20 @@ export function koaPath(path: string): string {
   return path.replace(/\{([^}]+)\}/g, (_, n: string) => `:${paramKey(n)}`);
 }
 
+/**
+ * Unknown fields are refused, never dropped: a misspelt field would otherwise change what a
+ * request means (a criteria key ignored selects more). A type the document declares open says
+ * so in its own schema (`.unknown(true)`); docs/adr/0060-unknown-fields-refused.md.
+ */
 const joiOptions: Joi.ValidationOptions = {
   abortEarly: false,
   convert: true,
-  stripUnknown: { objects: true, arrays: false },
+  allowUnknown: false,
   errors: { wrap: { label: false } },
 };
+
+/** A part without a declared schema takes nothing: an unknown query parameter is refused like an unknown field. */
+const NOTHING = Joi.object({});
 
 /** A fast acceptor: the value `schema` would produce for a value, or undefined when it cannot tell. */
 export type FastAccept = (value: unknown) => unknown;
@@ -160,19 +170,29 @@ export function fastAcceptorOf(schema: Joi.Schema): FastAccept | undefined {
   return fastAcceptors.get(schema);
 }
 
-/** Validates one part of a request; a 400 names every offending field. */
-export function validatePart<T>(schema: Joi.Schema | undefined, value: unknown, where: string): T {
-  if (!schema) return value as T;
+/**
+ * Validates one part of a request; a 400 names every offending field by its path from the
+ * part (`body.criteria.orgID is not allowed`). `strictWithout`: a part without a schema
+ * refuses any value but an empty object (query parameters); otherwise it passes as is.
+ */
+export function validatePart<T>(schema: Joi.Schema | undefined, value: unknown, where: string, strictWithout = false): T {
+  if (!schema) {
+    if (!strictWithout) return value as T;
+    schema = NOTHING;
+  }
   const fast = fastAcceptors.get(schema)?.(value);
   if (fast !== undefined) return fast as T;
   const { value: out, error } = schema.validate(value, joiOptions);
   if (error) {
-    const msg = error.details
-      .map((d) => {
-        const field = [where, ...d.path.map(String)].join('.');
-        return `${field}: ${d.message}`;
-      })
-      .join('; ');
+    const name = (d: Joi.ValidationErrorItem): string => [where, ...d.path.map(String)].join('.');
+    const messages = error.details.flatMap((d) => {
+      if (d.type === 'object.unknown') return [`${name(d)} is not allowed`];
+      // A union none of whose members matched: its members' unknown fields are named too.
+      const inner = (d.context?.details ?? []) as Joi.ValidationErrorItem[];
+      const unknown = d.type === 'alternatives.match' ? inner.filter((i) => i.type === 'object.unknown').map((i) => `${name(i)} is not allowed`) : [];
+      return [`${name(d)}: ${d.message}`, ...unknown];
+    });
+    const msg = [...new Set(messages)].join('; ');
     throw new ValidationError(msg);
   }
   return out as T;

@@ -102,6 +102,10 @@ export interface Services {
   idempotencyKeys: IdempotencyKeyDocStore;
   /** Background: keeps this instance's caches in step with the others (started and stopped by the server). */
   changeWatcher: ChangeWatcher;
+  /** The change feed's writer: its outbox is drained before the store client closes. */
+  changeFeed: ChangeFeedStore;
+  /** Background: change-feed retention, the same mechanism as the heartbeats' (started and stopped by the server). */
+  changeRetention: RolloverRetention;
   /** Background: heartbeat retention, one instance at a time (started and stopped by the server). */
   heartbeatRetention: HeartbeatRetention;
   /** Bulk-action jobs: the service, and its runner (started and stopped by the server). */
@@ -116,11 +120,17 @@ export interface Services {
   storeContext: StoreContext;
 }
 
-/** Time between heartbeat-retention runs (the lease lasts three). */
-const RETENTION_INTERVAL_MS = 5 * 60_000;
+/** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
+const CHANGE_RETENTION_DAYS = 1;
 
 export function createServices({ config, store: base, log }: BaseDeps): Services {
-  const feed = new ChangeFeedStore(base);
+  const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  const feed = new ChangeFeedStore(base, instanceName);
+  const retentionSchedule = {
+    intervalMs: config.maintenance.retentionIntervalSeconds * 1000,
+    leaseMs: config.maintenance.retentionLeaseSeconds * 1000,
+    holder: instanceName,
+  };
   const moves = new OrgMoveStore(base);
   const orgs = new OrganizationService(new OrganizationStore(base), config.orgCacheSeconds, feed, moves);
   // Every store below stamps the ancestry of org-scoped records from this tree (docs/adr/0085).
@@ -128,10 +138,10 @@ export function createServices({ config, store: base, log }: BaseDeps): Services
   orgs.moveTask = new OrgMoveTask(
     store,
     moves,
-    // A few change-feed polls: every instance has reloaded its tree (and stamps the new ancestry) by then.
+    // A few change-feed polls: every instance has applied the move to its tree (and stamps the new ancestry) by then.
     { settleMs: 3 * config.changePollMs + 1000, retryMs: 2000 },
     log,
-    () => orgs.moveDone(),
+    (orgId) => orgs.moveDone(orgId),
   );
   const tokenStore = new TokenStore(store);
   const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds, {
@@ -143,10 +153,18 @@ export function createServices({ config, store: base, log }: BaseDeps): Services
     feed,
     [
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
-      { feed: 'organizations', onChange: () => orgs.reload() },
+      { feed: 'organizations', onChange: (ids) => (ids ? orgs.applyChanged(ids) : orgs.reload()) },
     ],
     config.changePollMs,
     log,
+    { onCurrent: () => orgs.confirmCurrent() },
+  );
+  const changeRetention = new RolloverRetention(
+    feed,
+    new LeaseStore(store),
+    { retentionDays: CHANGE_RETENTION_DAYS, ...retentionSchedule },
+    log,
+    'change-feed-retention',
   );
   const clientVersions = new ClientVersionService(
     new ClientVersionStore(store),
@@ -187,26 +205,26 @@ export function createServices({ config, store: base, log }: BaseDeps): Services
     { expiry: new CommandExpiry({ ttlSeconds: config.commandTtlSeconds, maxRetries: config.commandMaxRetries }), presence },
   );
   const heartbeatStore = new HeartbeatStore(store);
-  const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log, presence);
   const heartbeatRetention = new HeartbeatRetention(
     heartbeatStore,
     new LeaseStore(store),
-    {
-      retentionDays: config.heartbeatRetentionDays,
-      intervalMs: RETENTION_INTERVAL_MS,
-      holder: instanceName,
-    },
+    { ...retentionSchedule, retentionDays: config.heartbeatRetentionDays, rollover: config.maintenance.heartbeatRollover },
     log,
   );
   const auditStore = new AuditStore(store);
   const auditRetention = new RolloverRetention(
     auditStore,
     new LeaseStore(store),
-    { retentionDays: config.auditRetentionDays, intervalMs: RETENTION_INTERVAL_MS, holder: instanceName },
+    { ...retentionSchedule, retentionDays: config.auditRetentionDays, rollover: config.maintenance.auditRollover },
     log,
     'audit-retention',
   );
+  const jobs = createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }, retentionSchedule);
+  // A revoked token's queued and running jobs are cancelled with it (docs/adr/0098-revoked-creator-cancels-jobs.md).
+  tokens.onRevoked = async (tokenId) => {
+    await jobs.service.cancelCreatedBy(tokenId);
+  };
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs, () => presence.invalidate());
   presence.useTimeouts(orgAgentConfig);
@@ -231,8 +249,10 @@ export function createServices({ config, store: base, log }: BaseDeps): Services
     orgAgentConfig,
     idempotencyKeys: new IdempotencyKeyDocStore(store, log),
     changeWatcher,
+    changeFeed: feed,
+    changeRetention,
     heartbeatRetention,
-    jobs: createJobs({ config, store, log }, { endpoints, commands, modules, licenses, orgs }),
+    jobs,
     audit: new AuditService(auditStore, log),
     auditRetention,
     presence,

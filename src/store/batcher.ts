@@ -9,7 +9,12 @@
  * added wait, and a busy one sends few large requests. Each caller's promise settles only
  * after the request carrying its item has returned, with its own item's outcome; a request
  * that fails as a whole fails every call it carried.
+ *
+ * While tracing is on, each request goes out in a span named `opts.name`: the child of the one
+ * call it carries, or linked to each of the calls it carries (src/tracing.ts, inBatchSpan).
  */
+import type { SpanContext } from '@opentelemetry/api';
+import { currentSpanContext, inBatchSpan } from '../tracing.js';
 
 /** The outcome of one item of a batch. */
 export type ItemOutcome<O> = { ok: true; value: O } | { ok: false; error: unknown };
@@ -19,12 +24,16 @@ export interface BatcherOptions {
   maxBatch: number;
   /** Most requests out at once. */
   maxInFlight: number;
+  /** The span of each request, while tracing is on (`group commit endpoints`). */
+  name?: string;
 }
 
 interface Pending<I, O> {
   item: I;
   resolve(value: O): void;
   reject(error: unknown): void;
+  /** The submitting call's span, while tracing is on. */
+  caller: SpanContext | undefined;
 }
 
 export class Batcher<I, O> {
@@ -43,7 +52,7 @@ export class Batcher<I, O> {
   /** Resolves with the item's own outcome once the request carrying it has returned. */
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, resolve, reject, caller: currentSpanContext() });
       this.schedule();
     });
   }
@@ -69,7 +78,12 @@ export class Batcher<I, O> {
     try {
       let outcomes: ItemOutcome<O>[];
       try {
-        outcomes = await this.send(batch.map((p) => p.item));
+        outcomes = await inBatchSpan(
+          this.opts.name ?? 'batch',
+          batch.map((p) => p.caller),
+          { 'endpoint_control.batch.size': batch.length },
+          () => this.send(batch.map((p) => p.item)),
+        );
       } catch (err) {
         for (const p of batch) p.reject(err);
         return;

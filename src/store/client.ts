@@ -1,7 +1,7 @@
 /** The Elasticsearch client, its settings and health, and the context every store module receives. */
 import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { Client, ClusterConnectionPool, errors } from '@elastic/elasticsearch';
+import { Client, ClusterConnectionPool, SniffingTransport, errors } from '@elastic/elasticsearch';
 import type { OrgAncestry } from './org-path.js';
 
 /**
@@ -73,7 +73,18 @@ function tlsOptions(security: StoreSecurity): { tls?: ConnectionOptions; caFinge
 }
 
 /** The one way a client is built: one or several comma-separated node URLs, credentials, TLS trust. */
-export function createClient(url: string, requestTimeoutMs: number, security: StoreSecurity = {}): Client {
+/**
+ * The client's transport while tracing is off: its own OpenTelemetry instrumentation switched
+ * off, so no span is even started (docs/adr/0090-opentelemetry-traces.md). While tracing is on,
+ * the stock transport makes one client span per request under the active span.
+ */
+class UntracedTransport extends SniffingTransport {
+  constructor(opts: ConstructorParameters<typeof SniffingTransport>[0]) {
+    super({ ...opts, openTelemetry: { enabled: false } });
+  }
+}
+
+export function createClient(url: string, requestTimeoutMs: number, security: StoreSecurity = {}, traced = false): Client {
   const nodes = url
     .split(',')
     .map((u) => u.trim())
@@ -100,6 +111,7 @@ export function createClient(url: string, requestTimeoutMs: number, security: St
     sniffOnStart: false,
     sniffInterval: false,
     sniffOnConnectionFault: false,
+    ...(traced ? {} : { Transport: UntracedTransport }),
   });
 }
 

@@ -85,8 +85,10 @@ export class DocStore<T extends object> {
   ) {
     this.index = aliasName(ctx.prefix, logicalIndex);
     this.orgPath = ORG_SCOPED_INDICES[logicalIndex];
-    if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), batching.reads);
-    if (batching.searches) this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), batching.searches);
+    if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), { name: `coalesced mget ${logicalIndex}`, ...batching.reads });
+    if (batching.searches) {
+      this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), { name: `coalesced msearch ${logicalIndex}`, ...batching.searches });
+    }
   }
 
   /** A hit or found document → a stored record, the index-only ancestry removed. */

@@ -12,6 +12,7 @@ import type { IndexLayout, StoreContext } from './client.js';
 import { aliasName } from './client.js';
 import type { Logger } from '../log.js';
 import { esErrorType } from './errors.js';
+import { emptyCheck, logCheck, putTemplatesGuarded, upgradeMappings, type SchemaCheck } from './schema.js';
 
 const templatesDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'index-templates');
 
@@ -81,13 +82,14 @@ export function layoutSettings(layout: IndexLayout | undefined, name: string): e
   };
 }
 
-/** Puts the template for one logical index (idempotent). */
+/** Puts the template for one logical index (idempotent), with its schema version as the template's `version` and `_meta.version`. */
 export async function putTemplate(ctx: StoreContext, t: IndexTemplateFile): Promise<void> {
   const alias = aliasName(ctx.prefix, t.name);
   await ctx.client.indices.putIndexTemplate({
     name: alias,
     index_patterns: [`${alias}-*`],
     priority: 100,
+    version: t.version,
     template: {
       settings: { ...t.template.settings, ...layoutSettings(ctx.layout, t.name) },
       mappings: { ...t.template.mappings, _meta: { ...(t.template.mappings._meta ?? {}), version: t.version } },
@@ -97,12 +99,16 @@ export async function putTemplate(ctx: StoreContext, t: IndexTemplateFile): Prom
 }
 
 /**
- * Applies every template and makes sure each alias exists; warns about indices whose
- * mapping is older than their template. Safe to run concurrently from several instances.
+ * Applies the templates (never over a newer version: src/store/schema.ts) and makes sure each
+ * alias exists; brings older mappings to this instance's version in place where Elasticsearch
+ * accepts it, and warns about those that need a new generation (the SchemaKeeper makes it, in
+ * the background). Safe to run concurrently from several instances, of one release or two.
  */
-export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<void> {
-  for (const t of loadTemplates()) {
-    await putTemplate(ctx, t);
+export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<SchemaCheck> {
+  const templates = loadTemplates();
+  const check = emptyCheck();
+  await putTemplatesGuarded(ctx, templates, true, check);
+  for (const t of templates) {
     const alias = aliasName(ctx.prefix, t.name);
     const exists = await ctx.client.indices.existsAlias({ name: alias });
     if (!exists) {
@@ -117,34 +123,11 @@ export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<voi
       continue;
     }
     await applyLayout(ctx, t.name, log);
-    const mapping = await ctx.client.indices.getMapping({ index: alias });
-    for (const [index, m] of Object.entries(mapping)) {
-      const current = (m.mappings._meta as { version?: number } | undefined)?.version ?? 0;
-      if (current < t.version && (await addMappingInPlace(ctx, index, t, log))) continue;
-      if (current < t.version) {
-        log.warn(
-          { index, alias, mappingVersion: current, templateVersion: t.version },
-          `index ${index} has mapping version ${current}, older than its template (${t.version}); run: npm run ops -- reindex ${t.name}`,
-        );
-      }
-    }
   }
-}
-
-/**
- * A newer template that only adds fields (the tokens' last use and revocation) is
- * applied to the existing index at start, so a strict mapping does not refuse the new fields
- * until someone reindexes; a change Elasticsearch refuses in place (a field's type) stays a
- * warning naming the reindex. False when the mapping could not be updated.
- */
-async function addMappingInPlace(ctx: StoreContext, index: string, t: IndexTemplateFile, log: Logger): Promise<boolean> {
-  try {
-    await ctx.client.indices.putMapping({ index, ...t.template.mappings, _meta: { ...(t.template.mappings._meta ?? {}), version: t.version } });
-    log.info({ index, templateVersion: t.version }, `index ${index}: mapping updated in place to version ${t.version}`);
-    return true;
-  } catch {
-    return false;
-  }
+  await upgradeMappings(ctx, templates, check, log);
+  for (const index of check.mappingsInPlace) log.info({ index }, `index ${index}: mapping updated in place`);
+  logCheck(log, check);
+  return check;
 }
 
 /**

@@ -126,8 +126,8 @@ export class Reindexer {
     });
     const current = Object.keys(members);
     if (current.length !== 1) {
-      // network-heartbeats and audit are rollover aliases: a new template applies at the next rollover.
-      const rollover = name === 'network-heartbeats' || name === 'audit' ? '; it is rollover-managed: its next generation takes the new template, old ones age out' : '';
+      // network-heartbeats, audit and changes are rollover aliases: a new template applies at the next rollover.
+      const rollover = ['network-heartbeats', 'audit', 'changes'].includes(name) ? '; it is rollover-managed: its next generation takes the new template, old ones age out' : '';
       throw new ConflictError(`alias ${alias} points at ${current.length} indices (${current.join(', ')})${rollover}`);
     }
     const from = current[0];

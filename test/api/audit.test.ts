@@ -23,7 +23,7 @@ interface AuditEvent {
   method: string;
   path: string;
   status: number;
-  actor: { tokenId?: string; name?: string; role?: string; orgId?: string };
+  actor: { tokenId?: string; name?: string; role?: string; orgId?: string; address?: string };
   target: { type?: string; id?: string; orgId?: string };
 }
 
@@ -135,7 +135,7 @@ describe('audit trail', function () {
       method: 'POST',
       path: `${P}/endpoint`,
       status: 200,
-      actor: { tokenId: 'env:ECS_ADMIN_TOKEN', name: 'bootstrap-admin', role: 'system' },
+      actor: { tokenId: 'env:ECS_ADMIN_TOKEN', name: 'bootstrap-admin', role: 'system', address: '127.0.0.1' },
       target: { type: 'endpoint', id: res.body.id, orgId: orgA },
     });
     expect(Date.parse(e.timestamp)).to.be.within(before - 1000, Date.now() + 1000);
@@ -165,7 +165,7 @@ describe('audit trail', function () {
       method: 'PUT',
       path: `${P}${path}`,
       status: 200,
-      actor: { tokenId: adminAId, name: found.body.items[0].actor.name, role: 'admin', orgId: orgA },
+      actor: { tokenId: adminAId, name: found.body.items[0].actor.name, role: 'admin', orgId: orgA, address: '127.0.0.1' },
       target: { type: 'endpoint', id: ep.id, orgId: childA },
     });
     // By actor too: both of this admin's module writes, newest first.
@@ -198,7 +198,7 @@ describe('audit trail', function () {
       status: 401,
       operation: 'putLicense',
       method: 'PUT',
-      actor: {},
+      actor: { address: '127.0.0.1' },
       target: { type: 'license', id: license },
     });
     // A path naming an organization: the event is that organization's, so its admins see the attempt.

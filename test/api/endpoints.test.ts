@@ -38,7 +38,6 @@ describe('endpoints (spec 4.5)', () => {
         createdAt: '2001-01-01T00:00:00Z',
         version: 77,
         deleted: true,
-        unknownField: 'ignored',
       });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       const e = res.body;
@@ -450,9 +449,10 @@ describe('endpoints (spec 4.5)', () => {
 
       const agent = await w.adminA.post<EndpointRecord>('/endpoint', { orgId: w.orgA, displayName: 'plain' });
       expect(agent.body).to.include({ type: 'VC_ENDPOINT' });
-      // An agent body does not carry UTM fields: they are not part of its shape.
-      const stripped = await w.adminA.post<EndpointRecord>('/endpoint', { orgId: w.orgA, model: 'MX67' });
-      expect(stripped.body).to.not.have.property('model');
+      // An agent body does not carry UTM fields: they are not part of its shape, so they are refused by name, as any unknown field is.
+      const refused = await w.adminA.post('/endpoint', { orgId: w.orgA, model: 'MX67', unknownField: 'x' });
+      expect(refused.status, refused.text).to.equal(400);
+      expect((refused.body as { message: string }).message).to.contain('body.model is not allowed').and.contain('body.unknownField is not allowed');
 
       const put = await w.adminA.put<EndpointRecord>(`/endpoint/${utm.body.id}`, { orgId: w.orgA, type: 'EXTERNAL_UTM', serialId: utm.body.serialId, model: 'MX68', version: utm.body.version });
       expect(put.status, JSON.stringify(put.body)).to.equal(200);

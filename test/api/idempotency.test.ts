@@ -6,14 +6,13 @@
  * issue found on a degraded cluster — and a dedicated node is frozen for a real outage.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { waitFor } from '../helpers/wait.js';
 import { Client } from '@elastic/elasticsearch';
 import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
+import { startLossyProxy, type LossyProxy } from '../helpers/lossy-proxy.js';
 import type { Api, ApiResponse } from '../helpers/http.js';
 import { freePort, startLocalNode, stopLocalNode, type LocalNode } from '../../src/dev/local-elasticsearch.js';
 
@@ -26,66 +25,6 @@ async function until(what: string, ok: () => Promise<boolean>, deadlineMs = 60_0
     if (Date.now() - start > deadlineMs) throw new Error(`${what}: not within ${deadlineMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-interface LossyProxy {
-  url: string;
-  /** The next request matching `re` is done by Elasticsearch, but its answer never reaches the service. */
-  loseAnswerOfNext(re: RegExp): void;
-  /** Runs `effect` (freezing the node) just before the next request matching `re` is forwarded. */
-  beforeNext(re: RegExp, effect: () => void): void;
-  lost: number;
-  close(): Promise<void>;
-}
-
-/** A pass-through proxy to Elasticsearch (a new upstream connection per request) with one-shot faults. */
-async function startLossyProxy(upstream: string): Promise<LossyProxy> {
-  const target = new URL(upstream);
-  let lose: RegExp | undefined;
-  let before: { re: RegExp; effect: () => void } | undefined;
-  const state = { lost: 0 };
-  const server = http.createServer((req, res) => {
-    const line = `${req.method} ${req.url}`;
-    if (before?.re.test(line)) {
-      const { effect } = before;
-      before = undefined;
-      effect();
-    }
-    const up = http.request(
-      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent: false },
-      (upRes) => {
-        if (lose?.test(line)) {
-          lose = undefined;
-          state.lost++;
-          upRes.resume();
-          upRes.on('end', () => res.socket?.destroy());
-          return;
-        }
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        upRes.pipe(res);
-      },
-    );
-    up.on('error', () => res.socket?.destroy());
-    req.pipe(up);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    loseAnswerOfNext: (re) => {
-      lose = re;
-    },
-    beforeNext: (re, effect) => {
-      before = { re, effect };
-    },
-    get lost() {
-      return state.lost;
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
 }
 
 /** Agents of one organization, counted through the API's search. */

@@ -49,7 +49,7 @@ describe('bulk actions as jobs', () => {
   before(async function () {
     this.timeout(180_000);
     a = await startTestApp(ENV);
-    b = await startTestApp(ENV);
+    b = await startTestApp({ ...ENV, ECS_JOB_CONFIRM_TYPED_COUNT: '2' });
     t = await a.world.tenants();
   });
   const closed = new Set<TestApp>();
@@ -128,6 +128,101 @@ describe('bulk actions as jobs', () => {
       expect((await t.adminA.get<Page<Job>>('/jobs?size=100')).body.items.map((j) => j.id)).to.not.include(system.id);
       expect((await a.admin.get<Job>(`/jobs/${system.id}`)).status).to.equal(200);
       await Promise.all([finished(first.body.id), finished(system.id)]);
+    });
+  });
+
+  describe('selecting everything is explicit', () => {
+    interface DryRun {
+      matched: number;
+      organizations: { orgId: string; count: number }[];
+      allAgents: boolean;
+      typedConfirmation: boolean;
+    }
+
+    it('a job whose criteria narrow nothing is refused without allAgents, and allAgents with narrowing criteria is refused too', async () => {
+      const before = (await t.adminA.get<Page<Job>>('/jobs?size=1')).body.totalCount;
+      for (const body of [
+        { action: { type: 'DISABLE_MODULE', module: 'fim' } },
+        { action: { type: 'DISABLE_MODULE', module: 'fim' }, criteria: {} },
+        { action: { type: 'SOFT_DELETE' }, criteria: { basic: '  ', showInactiveEndpoints: true } },
+        { action: { type: 'SOFT_DELETE' }, criteria: {}, allAgents: false },
+      ]) {
+        const res = await t.adminA.post('/jobs', body);
+        expectErrorBody(res, 400);
+        expect((res.body as { message: string }).message).to.contain('allAgents: true');
+      }
+      const both = await t.adminA.post('/jobs', { action: { type: 'SOFT_DELETE' }, criteria: { basic: 'x' }, allAgents: true });
+      expectErrorBody(both, 400);
+      expect((both.body as { message: string }).message).to.contain('body.allAgents');
+      // The refusals created nothing.
+      expect((await t.adminA.get<Page<Job>>('/jobs?size=1')).body.totalCount).to.equal(before);
+    });
+
+    it('a dry run answers the count and the organizations without acting; the created job keeps criteria, count and confirmer in its audit event', async () => {
+      const root = await a.world.org();
+      const child = await a.world.org(root);
+      const minted = await a.admin.post<{ id: string; token: string }>('/admin/tokens', { name: 'job-confirmer', role: 'admin', orgId: root });
+      expect(minted.status, minted.text).to.equal(201);
+      const admin = a.world.as(minted.body.token);
+      const tag = uid('every');
+      await seed(tag, { [root]: 3, [child]: 2 });
+      const body = { action: { type: 'SOFT_DELETE' }, allAgents: true };
+      const before = (await admin.get<Page<Job>>('/jobs?size=100')).body.totalCount;
+      const dry = await admin.post<DryRun>('/jobs?dryRun=true', body);
+      expect(dry.status, dry.text).to.equal(200);
+      expect(dry.body).to.deep.equal({
+        matched: 5,
+        organizations: [
+          { orgId: root, count: 3 },
+          { orgId: child, count: 2 },
+        ],
+        allAgents: true,
+        typedConfirmation: false,
+      });
+      // Nothing was created or deleted.
+      expect((await admin.get<Page<Job>>('/jobs?size=100')).body.totalCount).to.equal(before);
+      expect(await searchCount(tag)).to.equal(5);
+      // The narrowed dry run counts only what its criteria select.
+      const narrowed = await admin.post<DryRun>('/jobs?dryRun=true', { action: { type: 'SOFT_DELETE' }, criteria: { orgId: child } });
+      expect(narrowed.body).to.include({ matched: 2, allAgents: false });
+
+      const job = await create(admin, { action: { type: 'ENABLE_MODULE', module: 'fim' }, allAgents: true });
+      expect((await finished(job.id)).matched).to.equal(5);
+      interface AuditEvent {
+        operation: string;
+        status: number;
+        details?: { criteria: unknown; allAgents: boolean; matched: number; dryRun: boolean; confirmedBy: { tokenId?: string; role: string } };
+      }
+      const events = await waitFor(
+        () => a.admin.post<Page<AuditEvent>>('/audit/search-page', { criteria: { operation: 'createJob', actorTokenId: minted.body.id }, pageRequest: { page: 0, size: 10 } }),
+        (r) => r.status === 200 && r.body.totalCount >= 3,
+        30_000,
+        100,
+      );
+      expect(events.met, events.value.text).to.equal(true);
+      const created = events.value.body.items.find((e) => e.status === 202);
+      expect(created?.details).to.deep.equal({
+        criteria: {},
+        allAgents: true,
+        dryRun: false,
+        matched: 5,
+        confirmedBy: { tokenId: minted.body.id, name: 'job-confirmer', role: 'admin' },
+      });
+      const dryEvents = events.value.body.items.filter((e) => e.status === 200).map((e) => e.details?.matched);
+      expect(dryEvents.sort()).to.deep.equal([2, 5]);
+    });
+
+    it('a SOFT_DELETE matching more agents than ECS_JOB_CONFIRM_TYPED_COUNT asks for a typed confirmation', async () => {
+      const org = await a.world.org();
+      const admin = a.world.as(await a.world.token('admin', org));
+      await seed(uid('typed'), { [org]: 3 });
+      const typed = await b.world.as(await b.world.token('admin', org)).post<DryRun>('/jobs?dryRun=true', { action: { type: 'SOFT_DELETE' }, allAgents: true });
+      expect(typed.status, typed.text).to.equal(200);
+      // Instance b runs with a threshold of 2: three agents to soft-delete want the count typed; another action never does.
+      expect(typed.body).to.include({ matched: 3, typedConfirmation: true });
+      const other = await b.world.as(await b.world.token('admin', org)).post<DryRun>('/jobs?dryRun=true', { action: { type: 'DISABLE_MODULE', module: 'fim' }, allAgents: true });
+      expect(other.body).to.include({ matched: 3, typedConfirmation: false });
+      expect((await admin.post<DryRun>('/jobs?dryRun=true', { action: { type: 'SOFT_DELETE' }, allAgents: true })).body.typedConfirmation).to.equal(false);
     });
   });
 

@@ -42,7 +42,8 @@ describe('console fleet operations in Chromium', function () {
   before(async function () {
     this.timeout(300_000);
     // Jobs act on 5 agents a second here, so a job runs long enough to be watched and cancelled.
-    t = await startTestApp({ ECS_JOB_RATE_PER_SECOND: '5', ECS_JOB_BATCH_SIZE: '5', ECS_JOB_POLL_MS: '200' });
+    // A soft-delete of more than 10 agents asks for its count to be typed.
+    t = await startTestApp({ ECS_JOB_RATE_PER_SECOND: '5', ECS_JOB_BATCH_SIZE: '5', ECS_JOB_POLL_MS: '200', ECS_JOB_CONFIRM_TYPED_COUNT: '10' });
     root = await t.world.org();
     [adminToken, readerToken] = await Promise.all([t.world.token('admin', root), t.world.token('reader', root)]);
     admin = t.world.as(adminToken);
@@ -116,7 +117,7 @@ describe('console fleet operations in Chromium', function () {
     expect(b.requestUrls.filter((u) => u.includes(adminToken))).to.deep.equal([]);
   });
 
-  it('a job created from the agents table shows the matching count, runs to DONE with its bar at 100 %; another is cancelled', async () => {
+  it('a job created from the agents table is confirmed with its dry run (count, organizations; a large soft-delete has its count typed), runs to DONE with its bar at 100 %; another is cancelled', async () => {
     await page.goto(`${t.url}/console#/endpoints/agents`);
     await page.fill('#agent-search', 'jobtag');
     await page.click('form[role="search"] button[type="submit"]');
@@ -126,8 +127,19 @@ describe('console fleet operations in Chromium', function () {
     expect(JSON.parse((await page.textContent('[data-job-criteria]')) ?? '{}')).to.deep.equal({ basic: 'jobtag' });
     await page.selectOption('#job-action', 'SOFT_DELETE');
     await page.click('#job-review');
-    expect(await (await page.waitForSelector('[data-job-confirm]')).getAttribute('data-job-confirm')).to.equal('15');
-    expect(await page.textContent('#job-confirm-text')).to.match(/soft-delete on 15 matching agents/);
+    // The confirmation shows the job's dry run: the count and the organizations it spans.
+    const confirm = await page.waitForSelector('[data-job-confirm]');
+    expect(await confirm.getAttribute('data-job-confirm')).to.equal('15');
+    expect(await page.textContent('#job-confirm-text')).to.match(/soft-delete on 15 matching agents, in 1 organization/);
+    expect(await page.$$eval('[data-job-orgs] li', (lis) => lis.map((l) => [l.getAttribute('data-job-org'), l.getAttribute('data-count')]))).to.deep.equal([[root, '15']]);
+    // 15 agents to soft-delete, above the threshold: the person types the count before the job can start.
+    expect(await confirm.getAttribute('data-job-typed')).to.equal('true');
+    expect(await page.isDisabled('#job-confirm')).to.equal(true);
+    await page.fill('#job-confirm-count', '14');
+    expect(await page.isDisabled('#job-confirm')).to.equal(true);
+    expect((await admin.get<Page_<unknown>>('/jobs')).body.totalCount, 'nothing started before the confirmation').to.equal(0);
+    await page.fill('#job-confirm-count', '15');
+    await page.waitForSelector('#job-confirm:not([disabled])');
     await shot('jobs-confirm');
     await page.click('#job-confirm');
     const done = await page.waitForSelector('tr[data-job-state="DONE"]', { timeout: 60_000 });
@@ -146,6 +158,8 @@ describe('console fleet operations in Chromium', function () {
     await page.fill('#job-command', commandsFor(loadCatalogue(), 'windows')[0]);
     await page.click('#job-review');
     expect(await (await page.waitForSelector('[data-job-confirm]')).getAttribute('data-job-confirm')).to.equal('24');
+    // Not a soft-delete: no count to type.
+    expect(await page.$('#job-confirm-count')).to.equal(null);
     await page.click('#job-confirm');
     const cancel = await page.waitForSelector('button[data-cancel-job]');
     const runningId = (await cancel.getAttribute('data-cancel-job')) ?? '';

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { testElasticsearch } from './elasticsearch.js';
-import { Api, responseCheckers } from './http.js';
+import { Api, requestCheckers, responseCheckers } from './http.js';
 import { Conformance } from './conformance.js';
 
 /** One index prefix per test run. */
@@ -60,13 +60,14 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
   });
   const server = await startServer({
     config,
-    log: createLogger(config.logLevel, sink),
+    log: createLogger(config.logLevel, sink, config.logFormat),
     elasticsearchUrl: es.url,
   });
   // A loaded machine may take longer than the server's own 15 s head start to set the indices up.
   await server.ready;
   const conformance = new Conformance(server.handle.openapi);
   responseCheckers.set(server.url, (m, p, status, type, body) => conformance.check(m, p, status, type, body));
+  requestCheckers.set(server.url, (req) => conformance.checkRequest(req));
   const admin = new Api(server.url, ADMIN_TOKEN);
   return {
     server,
@@ -77,6 +78,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: TestA
     logs,
     close: async () => {
       responseCheckers.delete(server.url);
+      requestCheckers.delete(server.url);
       await server.close();
     },
   };
@@ -279,7 +281,9 @@ export interface EndpointRecord {
 export function expectErrorBody(res: { status: number; body: unknown }, status: number, path?: string): void {
   expect(res.status, JSON.stringify(res.body)).to.equal(status);
   const b = res.body as Record<string, unknown>;
-  expect(b).to.have.all.keys('message', 'status', 'error', 'timestamp', 'exception', 'path');
+  // The section-7 fields, and the request id beside them (traceId too while tracing is on).
+  const extensions = ['requestId', 'traceId'].filter((k) => k in b);
+  expect(b).to.have.all.keys('message', 'status', 'error', 'timestamp', 'exception', 'path', ...extensions);
   expect(b.status).to.equal(status);
   expect(b.message).to.be.a('string').and.not.equal('');
   expect(b.error).to.be.a('string').and.not.equal('');

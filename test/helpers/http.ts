@@ -1,4 +1,6 @@
 /** A small HTTP client for tests: JSON in, JSON (or text) out, tokens in x-auth-token. */
+import type { SentRequest } from './conformance.js';
+
 export const P = '/endpoint-control-service/v1';
 
 /**
@@ -9,6 +11,26 @@ export const responseCheckers = new Map<
   string,
   (method: string, path: string, status: number, contentType: string, body: unknown) => string[]
 >();
+
+/**
+ * Request checkers by base URL (see conformance.ts): what the served document refuses in a
+ * request (path, query, body); empty when it conforms.
+ */
+export const requestCheckers = new Map<string, (req: SentRequest) => string[]>();
+
+/**
+ * A disagreement between the document and the service over one request: the document
+ * refuses it and the service did not (a 2xx or 3xx), or the document accepts it and the
+ * service refused a field as unknown.
+ */
+function requestMismatch(refused: string[], status: number, body: unknown): string[] {
+  if (refused.length > 0) return status < 400 ? [`the document refuses the request but the service answered ${status}:`, ...refused] : [];
+  const message = typeof body === 'object' && body !== null ? (body as { message?: unknown }).message : undefined;
+  if (status === 400 && typeof message === 'string' && / is not allowed/.test(message)) {
+    return [`the document accepts the request but the service refused a field as unknown: ${message}`];
+  }
+  return [];
+}
 
 export interface ApiResponse<T = unknown> {
   status: number;
@@ -24,6 +46,12 @@ export interface RequestOptions {
   raw?: string | Buffer;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * False for a call that deliberately sends what the document refuses and still expects the
+   * service to take it (a tolerance the document cannot state); every other request is
+   * checked against the document (requestCheckers).
+   */
+  checkRequest?: boolean;
 }
 
 export class Api {
@@ -52,7 +80,24 @@ export class Api {
     const type = res.headers.get('content-type') ?? '';
     // NDJSON (exports) stays text: one JSON document per line.
     if (type.includes('json') && !type.includes('ndjson') && text !== '') parsed = JSON.parse(text);
-    const problems = responseCheckers.get(this.base)?.(method, url.split('?')[0], res.status, res.headers.get('content-type') ?? '', parsed) ?? [];
+    const [pathOnly, search = ''] = url.split('?', 2);
+    const problems = responseCheckers.get(this.base)?.(method, pathOnly, res.status, res.headers.get('content-type') ?? '', parsed) ?? [];
+    const checkRequest = requestCheckers.get(this.base);
+    if (checkRequest && opts.checkRequest !== false) {
+      let sent: unknown = opts.body;
+      if (opts.raw !== undefined) {
+        try {
+          sent = JSON.parse(opts.raw.toString()) as unknown;
+        } catch {
+          sent = opts.raw.toString();
+        }
+      }
+      const refused = checkRequest({ method, path: pathOnly, query: new URLSearchParams(search), contentType: headers['content-type'], body: sent });
+      const mismatch = requestMismatch(refused, res.status, parsed);
+      if (mismatch.length > 0) {
+        throw new Error(`request and service disagree with the OpenAPI document (test/helpers/conformance.ts):\n${mismatch.join('\n')}`);
+      }
+    }
     if (problems.length > 0) {
       throw new Error(
         `response does not conform to the OpenAPI document generated from the route declarations (test/helpers/conformance.ts):\n${problems.join('\n')}`,

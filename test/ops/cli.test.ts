@@ -62,6 +62,16 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
     const badIndex = await cli('ops', ['reindex', 'no-such-index']);
     expect(badIndex.code).to.equal(2);
     expect(badIndex.stderr).to.contain('unknown index no-such-index; known:').and.contain('endpoints');
+    // An unknown flag, and a flag of another command, are usage errors naming the flag: never ignored.
+    const unknown = await cli('ops', ['reindex', 'endpoints', '--forse']);
+    expect(unknown.code).to.equal(2);
+    expect(unknown.stderr).to.contain("Unknown option '--forse'");
+    const stray = await cli('ops', ['migrate', 'utm', '--force']);
+    expect(stray.code).to.equal(2);
+    expect(stray.stderr).to.contain('migrate does not take --force; it takes --batch-size, --json');
+    const strayAdmin = await cli('admin', ['token', 'revoke', 'some-id', '--role', 'admin']);
+    expect(strayAdmin.code).to.equal(2);
+    expect(strayAdmin.stderr).to.contain('admin token revoke does not take --role');
     const help = await cli('admin', ['--help']);
     expect(help.code).to.equal(0);
     expect(help.stdout).to.contain('admin token create --role');

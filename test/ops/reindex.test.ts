@@ -1,4 +1,6 @@
+import { Client } from '@elastic/elasticsearch';
 import { expect } from 'chai';
+import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
 import { deviceDoc, indexOps } from '../helpers/device-fixtures.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
@@ -174,46 +176,57 @@ describe('reindex with alias swap (ops)', function () {
     });
   });
 
-  describe('start-up check of mapping versions', () => {
+  describe('start-up check of mapping versions', function () {
+    this.timeout(600_000);
     const prefix = `${RUN_PREFIX}-old`;
     const alias = `${prefix}-client-versions`;
 
     before(async () => {
       // An index created by an older release: its mapping records version 0, and a field's type
       // differs (a change Elasticsearch cannot make in place; added fields are applied at start).
-      const app = await startTestApp({ ECS_INDEX_PREFIX: `${RUN_PREFIX}-tmp` });
+      const es = new Client({ node: (await testElasticsearch()).url });
       try {
         const t = loadTemplates().find((x) => x.name === 'client-versions');
-        await app.server.store.client.indices.create({
+        await es.indices.create({
           index: `${alias}-000001`,
           settings: { number_of_replicas: 0 },
           mappings: { ...t?.template.mappings, properties: { ...t?.template.mappings.properties, linux: { type: 'text' } }, _meta: { version: 0 } },
           aliases: { [alias]: { is_write_index: true } },
         });
       } finally {
-        await app.close();
+        await es.close();
       }
     });
 
-    it('warns naming an index whose mapping is older than its template; a reindex brings it current and keeps its data', async () => {
+    it('warns naming an index whose mapping is older than its template, and reindexes it into its next generation by itself while serving', async () => {
       const warnings = (logs: string[]): { index: string; msg: string }[] =>
         logs
           .map((l) => JSON.parse(l) as { level: number; index?: string; msg: string })
           .filter((l) => l.level === 40 && l.index !== undefined)
           .map((l) => ({ index: l.index as string, msg: l.msg }));
 
-      const t = await startTestApp({ ECS_INDEX_PREFIX: prefix });
+      const t = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_SCHEMA_CHECK_SECONDS: '1' });
       try {
         const w = warnings(t.logs);
         expect(w).to.have.length(1);
         expect(w[0].index).to.equal(`${alias}-000001`);
         expect(w[0].msg).to.contain('older than its template').and.contain('npm run ops -- reindex client-versions');
 
+        // Served throughout: a write before or during the copy is in the new generation.
         const put = await t.admin.put('/client-version/default', { linux: '5.0.0', mac: '5.0.1', windows: '5.0.2' });
-        expect(put.status).to.equal(200);
-        const r = await reindex(t.server.store, 'client-versions');
-        expect(r).to.include({ status: 'reindexed', fromVersion: 0, to: `${alias}-000002`, documents: 1 });
+        expect(put.status, put.text).to.equal(200);
+        const es = t.server.store.client;
+        const moved = await waitFor(
+          async () => Object.keys(await es.indices.getAlias({ name: alias })),
+          (indices) => indices.length === 1 && indices[0] === `${alias}-000002`,
+          120_000,
+          200,
+        );
+        expect(moved.met, JSON.stringify(moved.value)).to.equal(true);
+        const mapping = await es.indices.getMapping({ index: alias });
+        expect(Object.values(mapping)[0].mappings._meta).to.deep.include({ version: 1 });
         expect((await t.admin.get('/client-version/default')).body).to.deep.equal({ linux: 'v5.0.0', mac: 'v5.0.1', windows: 'v5.0.2' });
+        expect(t.logs.some((l) => l.includes('schema: client-versions reindexed into'))).to.equal(true);
       } finally {
         await t.close();
       }

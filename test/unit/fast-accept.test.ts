@@ -39,11 +39,18 @@ const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown
 describe('fast acceptor of the inventory list body', () => {
   const fast = fastAcceptorOf(installedSoftwareList) as (v: unknown) => unknown;
 
-  it('answers exactly what joi answers, whenever it answers (fuzzed bodies)', () => {
+  it('answers exactly what joi answers, whenever it answers, and never takes an unknown key (fuzzed bodies)', () => {
     let taken = 0;
+    let unknownKeys = 0;
     fc.assert(
       fc.property(fc.array(item, { maxLength: 6 }).map(asJson), (body) => {
         const out = fast(body);
+        const hasUnknown = (body as unknown[]).some((i) => typeof i === 'object' && i !== null && 'extra' in i);
+        if (hasUnknown) {
+          unknownKeys++;
+          expect(out, 'fast path took an unknown key').to.equal(undefined);
+          expect(viaJoi(body).error).to.match(/body\.\d+\.extra is not allowed/);
+        }
         if (out === undefined) return;
         taken++;
         const joi = viaJoi(body);
@@ -53,6 +60,7 @@ describe('fast acceptor of the inventory list body', () => {
       { numRuns: 3000 },
     );
     expect(taken, 'bodies the fast path answered').to.be.greaterThan(100);
+    expect(unknownKeys, 'bodies with an unknown key').to.be.greaterThan(100);
   });
 
   it('takes a typical 200-item report, with and without install dates, and leaves errors to joi', () => {
@@ -61,6 +69,10 @@ describe('fast acceptor of the inventory list body', () => {
     const dated = report.map((r) => ({ ...r, installDate: '2025-06-01' }));
     expect(fast(dated)).to.deep.equal(viaJoi(dated).value);
     expect((fast(dated) as { installDate: Date }[])[0].installDate).to.be.instanceOf(Date);
+    // An unknown key is never taken: joi refuses it, naming it (a typo is not silently dropped).
+    const typo = [...report.slice(0, 3), { name: 'a', version: '1', vendr: 'Vendor' }];
+    expect(fast(typo)).to.equal(undefined);
+    expect(viaJoi(typo).error).to.equal('body.3.vendr is not allowed');
     for (const bad of [[...report, { version: '1' }], [{ name: ' padded', version: '1' }], [{ name: 'a', version: '1', vendor: '' }], {}, 'x']) {
       expect(fast(bad), JSON.stringify(bad).slice(0, 80)).to.equal(undefined);
     }

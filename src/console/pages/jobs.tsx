@@ -1,14 +1,27 @@
 /**
  * Bulk actions as jobs: create one from the agents table's current criteria (after a
- * confirmation naming how many agents match: the page search's totalCount), list jobs with
- * their progress (polled while any is QUEUED or RUNNING), cancel, and show failure samples.
+ * confirmation naming how many agents the job's dry run matches and in which organizations; a
+ * large SOFT_DELETE asks for the count to be typed), list jobs with their progress (polled
+ * while any is QUEUED or RUNNING), cancel, and show failure samples.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { Message } from '../components/message';
 import { StatusBadge } from '../components/status-badge';
 import { describeError } from '../services/client';
 import { agentCriteria } from '../services/endpoints';
-import { cancelJob, countAgents, createJob, getAgentCriteria, listJobs, type Job, type JobAction, type JobCriteria, type JobPage } from '../services/jobs';
+import {
+  cancelJob,
+  createJob,
+  dryRunJob,
+  getAgentCriteria,
+  listJobs,
+  selectsEverything,
+  type Job,
+  type JobAction,
+  type JobCriteria,
+  type JobDryRun,
+  type JobPage,
+} from '../services/jobs';
 import { MODULES, type ModuleName } from '../services/modules';
 import type { Scope } from '../services/scope';
 import { itemsOf, totalOf } from '../services/types';
@@ -53,13 +66,58 @@ function Progress(props: { job: Job }) {
   );
 }
 
+/**
+ * The confirmation: the dry run's count and organizations before anything acts; a SOFT_DELETE
+ * above the service's threshold (typedConfirmation) starts only once the count is typed.
+ */
+function ConfirmJob(props: {
+  action: JobAction;
+  dry: JobDryRun;
+  everything: boolean;
+  typed: string;
+  onType(v: string): void;
+  onConfirm(): void;
+  onCancel(): void;
+}) {
+  const { matched, organizations, typedConfirmation } = props.dry;
+  const typedOk = !typedConfirmation || props.typed.trim() === String(matched);
+  return (
+    <div class="confirm" role="alertdialog" aria-labelledby="job-confirm-text" data-job-confirm={String(matched)} data-job-typed={String(typedConfirmation)}>
+      <p id="job-confirm-text">
+        {describeAction(props.action)} on <strong>{matched.toLocaleString('en-US')}</strong> matching agent{matched === 1 ? '' : 's'}
+        {props.everything ? ', every agent you can see' : ''}, in {organizations.length} organization{organizations.length === 1 ? '' : 's'}?
+      </p>
+      <ul class="note" data-job-orgs>
+        {organizations.map((o) => (
+          <li key={o.orgId} data-job-org={o.orgId} data-count={String(o.count)}>
+            {o.orgId}: {o.count.toLocaleString('en-US')}
+          </li>
+        ))}
+      </ul>
+      {typedConfirmation && (
+        <>
+          <label for="job-confirm-count">Type the number of agents to soft-delete ({matched}) to confirm</label>
+          <input id="job-confirm-count" inputMode="numeric" autoComplete="off" value={props.typed} onInput={(e) => props.onType((e.currentTarget as HTMLInputElement).value)} />
+        </>
+      )}
+      <button type="button" id="job-confirm" disabled={!typedOk || matched === 0} onClick={props.onConfirm}>
+        Start the job
+      </button>
+      <button type="button" id="job-cancel-create" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
 function CreateJob(props: { scope: Scope; onCreated(): void }) {
   const criteria: JobCriteria = getAgentCriteria() ?? agentCriteria(props.scope, { showInactive: true });
   const [type, setType] = useState<ActionType>('SEND_COMMAND');
   const [command, setCommand] = useState('');
   const [module, setModule] = useState<ModuleName>('cmd');
   const [licenseType, setLicenseType] = useState<LicenseType>('ATC');
-  const [confirming, setConfirming] = useState<{ action: JobAction; count: number } | undefined>();
+  const [confirming, setConfirming] = useState<{ action: JobAction; dry: JobDryRun } | undefined>();
+  const [typed, setTyped] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [notice, setNotice] = useState<string | undefined>();
   const action = (): JobAction => {
@@ -82,9 +140,10 @@ function CreateJob(props: { scope: Scope; onCreated(): void }) {
           setError(undefined);
           setNotice(undefined);
           const a = action();
-          // The count the job will act on: the page search's totalCount for the same criteria.
-          countAgents(criteria).then(
-            (count) => setConfirming({ action: a, count }),
+          // What the job will act on: its dry run (the same request, ?dryRun=true), nothing started yet.
+          setTyped('');
+          dryRunJob(a, criteria).then(
+            (dry) => setConfirming({ action: a, dry }),
             (err: unknown) => setError(describeError(err)),
           );
         }}
@@ -132,28 +191,22 @@ function CreateJob(props: { scope: Scope; onCreated(): void }) {
         </button>
       </form>
       {confirming && (
-        <div class="confirm" role="alertdialog" aria-labelledby="job-confirm-text" data-job-confirm={String(confirming.count)}>
-          <p id="job-confirm-text">
-            {describeAction(confirming.action)} on <strong>{confirming.count.toLocaleString('en-US')}</strong> matching agent{confirming.count === 1 ? '' : 's'}?
-          </p>
-          <button
-            type="button"
-            id="job-confirm"
-            onClick={() => {
-              const a = confirming.action;
-              setConfirming(undefined);
-              createJob(a, criteria).then(
-                (j) => (setNotice(`Job ${j.id} queued.`), props.onCreated()),
-                (err: unknown) => setError(describeError(err)),
-              );
-            }}
-          >
-            Start the job
-          </button>
-          <button type="button" id="job-cancel-create" onClick={() => setConfirming(undefined)}>
-            Cancel
-          </button>
-        </div>
+        <ConfirmJob
+          action={confirming.action}
+          dry={confirming.dry}
+          everything={selectsEverything(criteria)}
+          typed={typed}
+          onType={setTyped}
+          onConfirm={() => {
+            const a = confirming.action;
+            setConfirming(undefined);
+            createJob(a, criteria).then(
+              (j) => (setNotice(`Job ${j.id} queued.`), props.onCreated()),
+              (err: unknown) => setError(describeError(err)),
+            );
+          }}
+          onCancel={() => setConfirming(undefined)}
+        />
       )}
       <Message kind="error" text={error} testId="job-error" />
       <Message kind="notice" text={notice} testId="job-notice" />

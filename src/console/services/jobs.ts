@@ -7,14 +7,26 @@ export type JobPage = Ok<'listJobs'>;
 export type JobAction = Body<'createJob'>['action'];
 export type JobCriteria = NonNullable<Body<'createJob'>['criteria']>;
 
-export function createJob(action: JobAction, criteria: JobCriteria): Promise<Job> {
-  return unwrap(client.POST(`${API}/jobs`, { body: { action, criteria } }));
+export type JobDryRun = Ok<'createJob'>;
+
+/**
+ * True when the criteria narrow nothing, so a job selects every agent the caller sees: the
+ * service then wants `allAgents: true` said explicitly, which the confirmation does.
+ */
+export function selectsEverything(c: JobCriteria): boolean {
+  return c.orgId === undefined && !c.basic?.trim() && !c.connectionStatuses?.length && c.hideInactiveAfterDays === undefined;
 }
 
-/** How many agents the criteria match now (the page search's totalCount): what a job would act on. */
-export async function countAgents(criteria: JobCriteria): Promise<number> {
-  const page = await unwrap(client.POST(`${API}/endpoint/page-search`, { body: { criteria, pageRequest: { page: 0, size: 1 } } }));
-  return page.totalCount ?? 0;
+/** Starts the job the person confirmed (`allAgents` when its criteria narrow nothing). */
+export function createJob(action: JobAction, criteria: JobCriteria): Promise<Job> {
+  return unwrap(client.POST(`${API}/jobs`, { body: { action, criteria, allAgents: selectsEverything(criteria) } })) as Promise<Job>;
+}
+
+/** What the job would act on now, by organization (POST /jobs?dryRun=true): shown before it starts. */
+export function dryRunJob(action: JobAction, criteria: JobCriteria): Promise<JobDryRun> {
+  return unwrap(
+    client.POST(`${API}/jobs`, { params: { query: { dryRun: true } }, body: { action, criteria, allAgents: selectsEverything(criteria) } }),
+  ) as Promise<JobDryRun>;
 }
 
 export function listJobs(page = 0, size = 20): Promise<JobPage> {

@@ -10,6 +10,8 @@ export interface AuditActor {
   name?: string;
   role?: string;
   orgId?: string;
+  /** The client's address: the socket's peer, or the client a trusted proxy names (ECS_TRUSTED_PROXIES). */
+  address?: string;
 }
 
 export interface AuditTarget {
@@ -34,6 +36,8 @@ export interface AuditEvent {
   status: number;
   actor: AuditActor;
   target: AuditTarget;
+  /** What the operation adds for the trail (a job: its criteria, matched count and who confirmed it); stored, not searchable. */
+  details?: Record<string, unknown>;
 }
 
 export interface AuditSearchCriteria {

@@ -39,10 +39,19 @@ const auditEvent = Joi.object({
   method: Joi.string().required(),
   path: Joi.string().required(),
   status: Joi.number().integer().required(),
-  actor: Joi.object({ tokenId: Joi.string(), name: Joi.string(), role: Joi.string(), orgId: Joi.string() })
+  actor: Joi.object({
+    tokenId: Joi.string(),
+    name: Joi.string(),
+    role: Joi.string(),
+    orgId: Joi.string(),
+    address: Joi.string().description("the client's address: the connection's peer, or the client a trusted reverse proxy names in X-Forwarded-For"),
+  })
     .required()
     .label('AuditActor'),
   target: Joi.object({ type: Joi.string(), id: Joi.string(), orgId: Joi.string() }).required().label('AuditTarget'),
+  details: Joi.object()
+    .unknown(true)
+    .description("what the operation records besides who, what and which: a job's criteria, allAgents, matched (agents matching when it was created) and confirmedBy"),
 }).label('AuditEvent');
 
 export function auditRoutes(svc: AuditService): RouteSpec[] {

@@ -26,7 +26,7 @@ export class AuditStore implements GenerationalIndex {
   constructor(private readonly ctx: StoreContext) {
     this.docs = new DocStore<AuditEvent>(ctx, 'audit', 'audit event');
     this.generationsOf = new RolloverAlias(ctx, 'audit', 'timestamp');
-    this.batcher = new Batcher((events) => this.send(events), { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT });
+    this.batcher = new Batcher((events) => this.send(events), { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT, name: 'group commit audit' });
   }
 
   /**

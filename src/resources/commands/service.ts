@@ -203,6 +203,12 @@ export class CommandService {
       );
     }
     const from = hit.doc.status;
+    // A repeat of the delivering move whose first attempt landed but was answered with an error
+    // (docs/adr/0097-command-move-resend.md): it completes the delivery record the first attempt left out.
+    if (from === 'SENT' && requested === 'SENT' && !(await this.deliveries.get(hit.doc.uuid))) {
+      await this.recordDelivery(hit.doc, access.userKey.username, hit.doc.updatedAt);
+      return this.record(hit);
+    }
     if (this.expiry.isExpired(hit.doc)) {
       throw new ConflictError(`command message ${id} expired at ${hit.doc.expiresAt ?? 'its default expiry'}; it cannot move to ${requested}`);
     }
@@ -224,25 +230,47 @@ export class CommandService {
     const now = new Date().toISOString();
     const by = access.userKey;
     const signOfLife = this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId) : undefined;
-    const [updated] = await Promise.all([
-      this.messages.patch(id, { ...partial, status: to, updatedAt: now, updatedBy: by }, { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm }),
-      signOfLife,
-    ]);
+    const change: Partial<CommandMessageDoc> = { ...partial, status: to, updatedAt: now, updatedBy: by };
+    const [updated] = await Promise.all([this.patchOnce(id, change, hit), signOfLife]);
     if (to === 'SENT') {
       // After the status write: SENT is final and the write above is conditional, so exactly
-      // one caller gets here per message; the delivery write is a keyed full write (idempotent).
-      await this.deliveries.put({
-        uuid: hit.doc.uuid,
-        endpointId: hit.doc.endpointId,
-        orgId: hit.doc.orgId,
-        status: 'DELIVERED',
-        createdBy: by.username,
-        updatedBy: by.username,
-        createdAt: now,
-        updatedAt: now,
-      });
+      // one move gets here per message; the delivery write is a keyed full write (idempotent).
+      await this.recordDelivery(hit.doc, by.username, now);
     }
     return this.record(updated);
+  }
+
+  /**
+   * The move's conditional write. Elasticsearch may apply a write and still answer it with an
+   * error: it re-sends a replicated write after a node failure, and the re-send meets the write
+   * it repeats (409). A conflict is therefore read back: the message holding exactly this
+   * move's change (status, time to the millisecond, author, counters) is this move landed.
+   */
+  private async patchOnce(id: string, change: Partial<CommandMessageDoc>, read: Stored<CommandMessageDoc>): Promise<Stored<CommandMessageDoc>> {
+    try {
+      return await this.messages.patch(id, change, { if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      const now = await this.messages.get(id);
+      const stored = now?.doc as Record<string, unknown> | undefined;
+      const landed = stored !== undefined && Object.entries(change).every(([k, v]) => JSON.stringify(stored[k]) === JSON.stringify(v));
+      if (now && landed) return now;
+      throw err;
+    }
+  }
+
+  /** The message's delivery record (keyed by its uuid; a full write, so repeating it is harmless). */
+  private async recordDelivery(doc: CommandMessageDoc, by: string, at: string): Promise<void> {
+    await this.deliveries.put({
+      uuid: doc.uuid,
+      endpointId: doc.endpointId,
+      orgId: doc.orgId,
+      status: 'DELIVERED',
+      createdBy: by,
+      updatedBy: by,
+      createdAt: at,
+      updatedAt: at,
+    });
   }
 
   /** GET /command-message/delivery/{uuid} (extension). */

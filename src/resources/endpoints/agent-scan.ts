@@ -30,6 +30,12 @@ export class AgentScan {
     return this.store.count(await this.query(c, scope, now, afterId));
   }
 
+  /** How many agents match in each organization (a job's dry run), largest first. */
+  async countByOrg(c: EndpointCriteria, scope: Query | undefined, now: number): Promise<{ orgId: string; count: number }[]> {
+    const buckets = await this.store.termsAll(await this.query(c, scope, now), 'orgId');
+    return buckets.map((b) => ({ orgId: b.key, count: b.count })).sort((a, b) => b.count - a.count || a.orgId.localeCompare(b.orgId));
+  }
+
   /**
    * Streams the matching agents in `id` order, after `afterId` when given, in batches of
    * `batchSize`: one point in time for the whole stream, search_after between batches.

@@ -279,7 +279,12 @@ export const pageEndpoint = pageSchema(endpointRecord, 'PageEndpoint');
 /** An RFC 6901 pointer: empty (the whole record) or starting with a slash. */
 const jsonPointer = Joi.string().allow('').max(1024).pattern(/^\//, 'JSON pointer');
 
-const patchOp = (...ops: string[]): Joi.StringSchema => Joi.string().lowercase().valid(...ops).required();
+/** The spec's JsonPatchOperation is upper case, RFC 6902's lower case: both are taken (and the document says so). */
+const patchOp = (...ops: string[]): Joi.StringSchema =>
+  Joi.string()
+    .lowercase()
+    .valid(...ops, ...ops.map((o) => o.toUpperCase()))
+    .required();
 
 /** One RFC 6902 operation: move and copy need `from`; add, replace and test need `value` (so the document says so too). */
 const jsonPatchOperation = Joi.alternatives()

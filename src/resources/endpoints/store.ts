@@ -68,7 +68,7 @@ export class EndpointStore {
 
   constructor(ctx: StoreContext, batching = ENDPOINT_BATCHING) {
     this.docs = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint', { reads: batching.reads, searches: batching.searches });
-    this.groupCommit = new Batcher((items) => this.updateConnectionStates(items), batching.connectionState);
+    this.groupCommit = new Batcher((items) => this.updateConnectionStates(items), { name: 'group commit endpoints', ...batching.connectionState });
   }
 
   /** The alias of the index (for tooling that watches its requests). */

@@ -1,29 +1,47 @@
 /** Bulk actions as jobs: extensions beyond the spec. */
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS, type Access } from '../../http/auth.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';
 import type { JobState } from './store.js';
 import type { JobService, NewJob } from './service.js';
-import { jobIdParams, jobListQuery, jobRecord, newJob, pageJob } from './schema.js';
+import { createJobQuery, jobDryRun, jobIdParams, jobListQuery, jobRecord, newJob, pageJob } from './schema.js';
+
+/** Who confirmed a job: the principal whose request created it (a token, or a person's login session). */
+function confirmer(access: Access): { tokenId?: string; name: string; role: string } {
+  const p = access.principal;
+  return { ...(p.tokenId ? { tokenId: p.tokenId } : {}), name: p.name, role: p.role };
+}
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'job', sec: true, roles: READERS, errors: [400, 401, 403, 500] });
 
 export function jobRoutes(svc: JobService): RouteSpec[] {
   return [
-    route<Record<string, never>, Record<string, never>, NewJob>({
+    route<Record<string, never>, { dryRun: boolean }, NewJob>({
       operationId: 'createJob',
       method: 'POST',
       path: '/jobs',
       summary:
-        'Start a bulk action (send a command, enable or disable a module, assign a license type, soft-delete) on every agent matching EndpointCriteria within the caller\'s subtree; answers 202 with the QUEUED job',
+        "Start a bulk action (send a command, enable or disable a module, assign a license type, soft-delete) on every agent matching EndpointCriteria within the caller's subtree; answers 202 with the QUEUED job. Criteria that narrow nothing need allAgents: true; ?dryRun=true answers what the job would act on without starting it",
       lane: 'admin',
       roles: WRITERS,
       extension: true,
       idempotent: true,
+      query: createJobQuery,
       body: newJob,
-      responses: { 202: { description: 'Accepted: the job, QUEUED', schema: jobRecord } },
-      handler: async ({ body, access, createdId }) => ({ status: 202, body: await svc.create(body, access, createdId) }),
+      responses: {
+        200: { description: 'dryRun=true: how many agents the job would act on, by organization; nothing was created', schema: jobDryRun },
+        202: { description: 'Accepted: the job, QUEUED', schema: jobRecord },
+      },
+      handler: async ({ query, body, access, createdId }) => {
+        const audit = { criteria: body.criteria, allAgents: body.allAgents, confirmedBy: confirmer(access) };
+        if (query.dryRun) {
+          const dry = await svc.dryRun(body, access);
+          return { status: 200, body: dry, audit: { ...audit, dryRun: true, matched: dry.matched } };
+        }
+        const { job, matched } = await svc.create(body, access, createdId);
+        return { status: 202, body: job, audit: { ...audit, dryRun: false, matched } };
+      },
     }),
     route<Record<string, never>, { state?: JobState; orgId?: string; page: number; size: number }>({
       operationId: 'listJobs',

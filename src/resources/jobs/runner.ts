@@ -23,6 +23,7 @@ import type { Logger } from '../../log.js';
 import type { AgentScan, ScannedAgent } from '../endpoints/agent-scan.js';
 import { withDeferredVisibility } from '../../store/visibility.js';
 import type { Query } from '../../store/doc-store.js';
+import { inBatchSpan } from '../../tracing.js';
 import { actOn, type JobTargets } from './actions.js';
 import { leaseLive } from './service.js';
 import type { JobDoc, JobFailure, JobStore, StoredJob } from './store.js';
@@ -213,14 +214,26 @@ export class JobRunner {
       this.log.info({ job: d.id, matched: held.doc.matched, checkpoint: d.checkpoint ?? null }, d.checkpoint ? 'job resumed' : 'job started');
       end = 'finished';
       for await (const batch of this.deps.scan.scan(d.criteria, orgs, now, { afterId: d.checkpoint, batchSize: this.batchSize })) {
-        // The batch's writes become searchable together, before the checkpoint counts them.
-        const outcome = await withDeferredVisibility(() => this.actOnBatch(held.doc, batch, access));
-        if (outcome.kind !== 'complete') {
-          this.log.info({ job: d.id, acted: outcome.acted, batch: batch.length }, `job batch abandoned (${outcome.kind}); the next run replays it`);
-          end = outcome.kind;
+        const current = held;
+        // One span per batch while tracing is on: its actions' store calls and its checkpoint.
+        const step = await inBatchSpan(
+          'job batch',
+          [],
+          { 'endpoint_control.job.id': d.id, 'endpoint_control.job.action': d.action.type, 'endpoint_control.batch.size': batch.length },
+          async (span) => {
+            // The batch's writes become searchable together, before the checkpoint counts them.
+            const outcome = await withDeferredVisibility(() => this.actOnBatch(current.doc, batch, access));
+            span?.setAttribute('endpoint_control.batch.outcome', outcome.kind);
+            if (outcome.kind !== 'complete') return outcome;
+            return { kind: 'checkpointed' as const, next: await this.checkpoint(current, batch[batch.length - 1].id, outcome.done, outcome.failures) };
+          },
+        );
+        if (step.kind !== 'checkpointed') {
+          this.log.info({ job: d.id, acted: step.acted, batch: batch.length }, `job batch abandoned (${step.kind}); the next run replays it`);
+          end = step.kind;
           break;
         }
-        const next = await this.checkpoint(held, batch[batch.length - 1].id, outcome.done, outcome.failures);
+        const next = step.next;
         if (next === 'lost' || next === 'cancelled') {
           if (next === 'cancelled') return true;
           end = 'lost';

@@ -42,13 +42,42 @@ export const jobAction = Joi.alternatives()
     "SEND_COMMAND: a catalogue command (as POST /command/endpoint/{endpointId}); ENABLE_MODULE / DISABLE_MODULE: the module ACTIVE / INACTIVE in the endpoint's EnabledModules; ASSIGN_LICENSE: the endpoint's license (id and ownerId = the endpoint id) gets that type; SOFT_DELETE: as DELETE /endpoint/{id}",
   );
 
-/** POST /jobs body: an action and EndpointCriteria exactly as the endpoint page search takes them. */
+/**
+ * POST /jobs body: an action and EndpointCriteria exactly as the endpoint page search takes
+ * them. Criteria that narrow nothing select every agent of the caller's subtree, which the
+ * caller must say with `allAgents: true` (docs/adr/0062-selecting-everything-is-explicit.md).
+ */
 export const newJob = Joi.object({
   action: jobAction,
   criteria: ENDPOINT_CRITERIA.default(),
+  allAgents: Joi.boolean()
+    .default(false)
+    .description(
+      "true: act on every agent of the caller's subtree; required when the criteria narrow nothing (no orgId, basic, connectionStatuses or hideInactiveAfterDays), refused with criteria that do",
+    ),
 })
   .required()
   .label('NewJob');
+
+export const createJobQuery = Joi.object({
+  dryRun: Joi.boolean()
+    .default(false)
+    .description('true: answer 200 with how many agents the job would act on and in which organizations, without creating it'),
+});
+
+export const jobDryRun = Joi.object({
+  matched: Joi.number().integer().min(0).required().description('agents the job would act on now'),
+  organizations: Joi.array()
+    .items(
+      Joi.object({ orgId: Joi.string().required(), count: Joi.number().integer().min(1).required() }).label('JobDryRunOrganization'),
+    )
+    .required()
+    .description('the organizations those agents belong to, with how many in each, largest first'),
+  allAgents: Joi.boolean().required().description("true when the job would act on every agent of the caller's subtree"),
+  typedConfirmation: Joi.boolean()
+    .required()
+    .description('true for a SOFT_DELETE matching more agents than ECS_JOB_CONFIRM_TYPED_COUNT: a console asks the person to type the count before starting it'),
+}).label('JobDryRun');
 
 const failure = Joi.object({
   endpointId: Joi.string().required(),

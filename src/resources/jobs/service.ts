@@ -11,7 +11,8 @@ import type { PageRequest } from '../../domain.js';
 import type { Query } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';
-import type { JobAction, JobDoc, JobFailure, JobState, StoredJob, JobStore } from './store.js';
+import type { AgentScan } from '../endpoints/agent-scan.js';
+import { LIVE_JOB_STATES, type JobAction, type JobDoc, type JobFailure, type JobState, type StoredJob, type JobStore } from './store.js';
 
 /** A job as the API shows it. */
 export interface Job {
@@ -35,6 +36,44 @@ export interface Job {
 export interface NewJob {
   action: JobAction;
   criteria: EndpointCriteria;
+  /** The caller means every agent of its subtree (required when the criteria narrow nothing). */
+  allAgents: boolean;
+}
+
+/** What a job would act on now: POST /jobs?dryRun=true, and the count a created job's audit event keeps. */
+export interface JobDryRun {
+  matched: number;
+  organizations: { orgId: string; count: number }[];
+  allAgents: boolean;
+  /** True when the person confirming should type the count (a SOFT_DELETE above ECS_JOB_CONFIRM_TYPED_COUNT). */
+  typedConfirmation: boolean;
+}
+
+/** True when the criteria narrow nothing: they select every agent of the caller's subtree. */
+export function selectsEverything(c: EndpointCriteria): boolean {
+  return (
+    c.orgId === undefined &&
+    (c.basic === undefined || c.basic.trim() === '') &&
+    (c.connectionStatuses === undefined || c.connectionStatuses.length === 0) &&
+    c.hideInactiveAfterDays === undefined
+  );
+}
+
+/**
+ * 400 unless the request says what it selects: criteria that narrow nothing need
+ * `allAgents: true`, and `allAgents: true` takes no narrowing criteria (a request that says
+ * both means one of them by mistake).
+ */
+export function assertExplicitSelection(input: NewJob): void {
+  const everything = selectsEverything(input.criteria);
+  if (everything && !input.allAgents) {
+    throw new BadRequestError(
+      "body.criteria: criteria that narrow nothing select every agent of the caller's subtree; narrow them (orgId, basic, connectionStatuses, hideInactiveAfterDays) or say so with allAgents: true",
+    );
+  }
+  if (!everything && input.allAgents) {
+    throw new BadRequestError('body.allAgents: allAgents: true selects every agent of the subtree; it takes no narrowing criteria');
+  }
 }
 
 export function toJob(hit: StoredJob): Job {
@@ -61,9 +100,19 @@ export function leaseLive(doc: JobDoc, now = Date.now()): boolean {
   return doc.leaseHolder !== undefined && doc.leaseExpiresAt !== undefined && Date.parse(doc.leaseExpiresAt) > now;
 }
 
+/** The job CANCELLED now; without a live lease nobody is running it, so it is over at once (else its runner finishes it). */
+function cancelled(d: JobDoc, reason?: string): JobDoc {
+  const now = new Date().toISOString();
+  const over = !leaseLive(d);
+  return { ...d, state: 'CANCELLED', cancelRequested: true, updatedAt: now, ...(reason ? { reason } : {}), ...(over ? { finishedAt: now } : {}) };
+}
+
 export class JobService {
   constructor(
     private readonly store: JobStore,
+    private readonly agents: AgentScan,
+    /** ECS_JOB_CONFIRM_TYPED_COUNT: above this many agents a SOFT_DELETE's confirmation is typed. */
+    private readonly confirmTypedCount: number,
     /** Tells this instance's runner a job is waiting (it takes it at once instead of at its next poll). */
     private readonly onCreated: () => void = () => undefined,
   ) {}
@@ -73,11 +122,14 @@ export class JobService {
    * (403), and again, with the creator's identity kept in the job, at every step of the run.
    * `createdId` (an Idempotency-Key's) that exists is an earlier attempt: answered as it is now.
    */
-  async create(input: NewJob, access: Access, createdId?: string): Promise<Job> {
+  async create(input: NewJob, access: Access, createdId?: string): Promise<{ job: Job; matched: number }> {
     const p = access.principal;
     if (p.role !== 'system' && p.role !== 'admin') throw new ForbiddenError(`role ${p.role} may not create jobs`);
-    await access.resolveScope(input.criteria.orgId, false);
+    assertExplicitSelection(input);
+    const orgs = await access.resolveScope(input.criteria.orgId, false);
     const now = new Date().toISOString();
+    // The count the job starts from, for its audit event (the runner counts again when it starts).
+    const matched = await this.agents.count(input.criteria, orgs, Date.parse(now));
     const doc: JobDoc = {
       id: createdId ?? crypto.randomUUID(),
       state: 'QUEUED',
@@ -98,12 +150,24 @@ export class JobService {
     try {
       const saved = await this.store.create(doc);
       this.onCreated();
-      return toJob(saved);
+      return { job: toJob(saved), matched };
     } catch (err) {
       const earlier = err instanceof ConflictError && createdId !== undefined ? await this.store.get(doc.id) : undefined;
-      if (earlier) return toJob(earlier);
+      if (earlier) return { job: toJob(earlier), matched };
       throw err;
     }
+  }
+
+  /** POST /jobs?dryRun=true: what the job would act on now, by organization; nothing is created. */
+  async dryRun(input: NewJob, access: Access): Promise<JobDryRun> {
+    const p = access.principal;
+    if (p.role !== 'system' && p.role !== 'admin') throw new ForbiddenError(`role ${p.role} may not create jobs`);
+    assertExplicitSelection(input);
+    const orgs = await access.resolveScope(input.criteria.orgId, false);
+    const organizations = await this.agents.countByOrg(input.criteria, orgs, Date.now());
+    const matched = organizations.reduce((n, o) => n + o.count, 0);
+    const typedConfirmation = input.action.type === 'SOFT_DELETE' && matched > this.confirmTypedCount;
+    return { matched, organizations, allAgents: input.allAgents, typedConfirmation };
   }
 
   /** A job the caller may read: 404 unknown, 403 outside the caller's subtree (a system job: system only). */
@@ -150,11 +214,27 @@ export class JobService {
       const d = hit.doc;
       if (d.state === 'CANCELLED') return toJob(hit);
       if (d.state === 'DONE' || d.state === 'FAILED') throw new ConflictError(`job ${id} is ${d.state}; only QUEUED or RUNNING jobs can be cancelled`);
-      const now = new Date().toISOString();
-      // Without a live lease nobody is running it: it is over now. Otherwise its runner finishes it.
-      const over = !leaseLive(d);
-      const next: JobDoc = { ...d, state: 'CANCELLED', cancelRequested: true, updatedAt: now, ...(over ? { finishedAt: now } : {}) };
-      return toJob(await this.store.replace(next, hit));
+      return toJob(await this.store.replace(cancelled(d), hit));
     });
+  }
+
+  /**
+   * A revoked token's QUEUED and RUNNING jobs are cancelled (docs/adr/0098-revoked-creator-cancels-jobs.md):
+   * they act with its authority, which the revocation withdraws. Their runners stop after the
+   * batch in flight, as for DELETE /jobs/{id}. Idempotent: a repeated revocation cancels
+   * whatever is still live. The ids of the jobs cancelled.
+   */
+  async cancelCreatedBy(tokenId: string): Promise<string[]> {
+    const ids: string[] = [];
+    for (const job of await this.store.liveCreatedBy(tokenId)) {
+      const done = await readModifyWrite(async () => {
+        const hit = await this.store.get(job.id);
+        if (!hit || !LIVE_JOB_STATES.includes(hit.doc.state)) return false;
+        await this.store.replace(cancelled(hit.doc, `cancelled: the token that created it (${tokenId}) was revoked`), hit);
+        return true;
+      });
+      if (done) ids.push(job.id);
+    }
+    return ids;
   }
 }

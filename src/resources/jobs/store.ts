@@ -15,6 +15,8 @@ export const JOB_STATES = ['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] a
 export type JobState = (typeof JOB_STATES)[number];
 /** States a runner may still take a job in. */
 export const LIVE_JOB_STATES: readonly JobState[] = ['QUEUED', 'RUNNING'];
+/** States a job ends in (its finishedAt is stamped once no runner holds it). */
+export const FINISHED_JOB_STATES: readonly JobState[] = ['DONE', 'FAILED', 'CANCELLED'];
 
 export const JOB_ACTION_TYPES = ['SEND_COMMAND', 'ENABLE_MODULE', 'DISABLE_MODULE', 'ASSIGN_LICENSE', 'SOFT_DELETE'] as const;
 export type JobActionType = (typeof JOB_ACTION_TYPES)[number];
@@ -96,6 +98,45 @@ export class JobStore {
    */
   replace(doc: JobDoc, read: { seqNo: number; primaryTerm: number }): Promise<StoredJob> {
     return this.docs.put(doc.id, doc, { refresh: false, if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+  }
+
+  /**
+   * The QUEUED and RUNNING jobs a token created. The creator's token is indexed from mapping
+   * version 2; on an index still at version 1 (a rolling upgrade before the jobs index is
+   * reindexed) no job has it indexed, so the query also takes every live job without it and
+   * the creator is compared in memory: one query right under both mappings.
+   */
+  async liveCreatedBy(tokenId: string): Promise<StoredJob[]> {
+    const live = await this.docs.all(
+      {
+        bool: {
+          filter: [{ terms: { state: [...LIVE_JOB_STATES] } }],
+          should: [{ term: { 'creator.tokenId': tokenId } }, { bool: { must_not: [{ exists: { field: 'creator.tokenId' } }] } }],
+          minimum_should_match: 1,
+        },
+      },
+      { sort: [{ id: 'asc' }] },
+    );
+    return live.filter((j) => j.doc.creator.tokenId === tokenId);
+  }
+
+  /**
+   * Deletes the finished jobs whose finishedAt is before `cutoff` (retention); their ids. Each
+   * delete is conditional on the scan's read, so a job that changed meanwhile is left for the next run.
+   */
+  async deleteFinishedBefore(cutoff: Date): Promise<string[]> {
+    const query: Query = {
+      bool: { filter: [{ terms: { state: [...FINISHED_JOB_STATES] } }, { range: { finishedAt: { lt: cutoff.toISOString() } } }] },
+    };
+    const deleted: string[] = [];
+    for await (const page of this.docs.scan(query, { sort: [{ id: 'asc' }] })) {
+      const res = await this.docs.bulk(
+        page.map((j) => ({ delete: { _id: j.id, if_seq_no: j.seqNo, if_primary_term: j.primaryTerm } })),
+        { refresh: false },
+      );
+      for (const item of res.items) if (item.delete?.result === 'deleted') deleted.push(item.delete._id as string);
+    }
+    return deleted;
   }
 
   search(query: Query, page: PageQuery): Promise<SearchResult<JobDoc>> {

@@ -2,7 +2,7 @@
 import Joi from 'joi';
 import { READERS, WRITERS } from '../../http/auth.js';
 import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
-import { isoDateOut, orgId, userKey } from '../../http/schemas.js';
+import { isoDateOut, orgId, serverOwned, userKey } from '../../http/schemas.js';
 import type { Config } from './model.js';
 import type { OrgAgentConfigService } from './service.js';
 
@@ -92,6 +92,8 @@ const configFieldsIn = Joi.object(knownFields)
 const configIn = Joi.object<Config>({
   orgId: orgId.required(),
   fields: configFieldsIn.required(),
+  // A configuration as read may be sent back: its audit fields are the server's.
+  ...serverOwned,
 })
   .required()
   .label('Config');

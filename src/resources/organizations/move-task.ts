@@ -30,7 +30,7 @@ export class OrgMoveTask {
     private readonly opts: OrgMoveTaskOptions,
     private readonly log: Logger | undefined,
     /** Told when the move is done (the tree drops the move's compensation). */
-    private readonly onDone: () => Promise<void>,
+    private readonly onDone: (orgId: string) => Promise<void>,
   ) {}
 
   /** Starts the passes of `move` unless they already run here; resolves when the move is done or the task stops. */
@@ -79,7 +79,7 @@ export class OrgMoveTask {
     const done: OrgMove = { ...move, recordsRewritten: total, state: 'DONE', finishedAt: new Date().toISOString() };
     await this.moves.save(done);
     this.log?.info({ orgId: move.orgId, recordsRewritten: total }, 'organization move done');
-    await this.onDone();
+    await this.onDone(move.orgId);
   }
 
   private pause(ms: number): Promise<void> {

@@ -2,7 +2,7 @@
 import Joi from 'joi';
 import { SYSTEM_ONLY } from '../../http/auth.js';
 import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
-import { id, isoDateOut } from '../../http/schemas.js';
+import { id, isoDateOut, serverOwnedField } from '../../http/schemas.js';
 import type { OrganizationService, OrganizationUpdate } from './service.js';
 
 const organization = Joi.object({
@@ -16,6 +16,7 @@ const createBody = Joi.object({
   id: id.required(),
   name: Joi.string().trim().min(1).max(256).required(),
   parentId: id,
+  createdAt: serverOwnedField(isoDateOut),
 })
   .required()
   .label('OrganizationCreate');
@@ -23,6 +24,9 @@ const createBody = Joi.object({
 const updateBody = Joi.object({
   name: Joi.string().trim().min(1).max(256),
   parentId: id.allow(null).description('the new parent; null makes the organization a root'),
+  // A record as read may be sent back: its id (the path names the organization) and createdAt are ignored.
+  id: serverOwnedField(Joi.string()),
+  createdAt: serverOwnedField(isoDateOut),
 })
   .min(1)
   .required()

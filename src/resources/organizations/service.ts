@@ -1,10 +1,12 @@
 /**
  * Organizations form a tree ({id, name, parentId?}); every 403 decision and every
  * includeChildren / direct-children / all-descendants query asks it. The tree is held in
- * memory (organizations change rarely, are asked about on every request) and reloaded
- * when older than `cacheSeconds` or when an unknown id is asked for (at most once a second).
- * Every write bumps the `organizations` change feed; each instance's ChangeWatcher then
- * reloads its tree (`reload`) within a poll interval.
+ * memory (organizations change rarely, are asked about on every request). This instance's own
+ * changes are applied to it in place; changes made elsewhere arrive through the change feed
+ * (`applyChanged`: only the changed organizations are read). It is read whole at first use,
+ * when the feed says changes were lost, and when neither a load nor the feed has confirmed it
+ * for `cacheSeconds` (the feed unreadable). An unknown id that exists (an organization created
+ * elsewhere, not yet announced) is read and added alone. Design: docs/adr/0066.
  *
  * The tree also answers the ancestry stamped on org-scoped records (`pathOf`, docs/adr/0085) and
  * the one-term subtree queries over it (`subtreeQuery`); a move rewrites that ancestry in the
@@ -13,10 +15,11 @@
 import type { OrgTree, Access } from '../../http/auth.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
+import { readModifyWrite } from '../../store/optimistic.js';
+import type { OrganizationDoc, OrganizationStore } from './store.js';
 import type { Query } from '../../store/doc-store.js';
 import type { OrgAncestry } from '../../store/org-path.js';
 import { pathFieldOf } from '../../store/org-path.js';
-import type { OrganizationDoc, OrganizationStore } from './store.js';
 import type { OrgMove, OrgMoveStore } from './move-store.js';
 import type { OrgMoveTask } from './move-task.js';
 
@@ -29,7 +32,7 @@ export interface Organization {
 
 interface Snapshot {
   parent: Map<string, string | undefined>;
-  children: Map<string, string[]>;
+  children: Map<string, Set<string>>;
   loadedAt: number;
   /** The move whose records are being rewritten, if one is (reads compensate for it). */
   move?: OrgMove;
@@ -48,14 +51,35 @@ export interface OrganizationMoveStatus {
   finishedAt?: string;
 }
 
+/** How long a move waits for another one still rewriting records before it answers 409. */
+const MOVE_WAIT_MS = 10_000;
+
+/** Sets `id`'s parent in the snapshot (adding or moving it); idempotent. */
+function link(s: Snapshot, id: string, parentId: string | undefined): void {
+  const had = s.parent.has(id);
+  const old = s.parent.get(id);
+  if (had && old === parentId) return;
+  if (old !== undefined) s.children.get(old)?.delete(id);
+  s.parent.set(id, parentId);
+  if (parentId === undefined) return;
+  let set = s.children.get(parentId);
+  if (!set) s.children.set(parentId, (set = new Set()));
+  set.add(id);
+}
+
+/** Removes `id` from the snapshot (its children keep their parent link). */
+function unlink(s: Snapshot, id: string): void {
+  if (!s.parent.has(id)) return;
+  const old = s.parent.get(id);
+  if (old !== undefined) s.children.get(old)?.delete(id);
+  s.parent.delete(id);
+}
+
 export interface OrganizationUpdate {
   name?: string;
   /** The new parent; null makes the organization a root. */
   parentId?: string | null;
 }
-
-/** How long a move waits for another one still rewriting records before it answers 409. */
-const MOVE_WAIT_MS = 10_000;
 
 export function toOrganization(d: OrganizationDoc): Organization {
   return { id: d.id, name: d.name, ...(d.parentId ? { parentId: d.parentId } : {}), createdAt: d.createdAt };
@@ -64,7 +88,9 @@ export function toOrganization(d: OrganizationDoc): Organization {
 export class OrganizationService implements OrgTree, OrgAncestry {
   private snapshot: Snapshot | undefined;
   private loading: Promise<Snapshot> | undefined;
-  /** The task rewriting records after a move (set by the container; without it moves answer 503). */
+  /** When the change feed last confirmed the tree in step (see `confirmCurrent`). */
+  private confirmedAt = 0;
+  /** The task rewriting records after a move (set by the container). */
   moveTask?: OrgMoveTask;
 
   constructor(
@@ -74,28 +100,60 @@ export class OrganizationService implements OrgTree, OrgAncestry {
     private readonly moves: OrgMoveStore,
   ) {}
 
-  /** Reloads the tree with a read that starts now (an organization changed through another instance). */
+  /** Reloads the tree with a read that starts now (the feed lost changes, or at start). */
   async reload(): Promise<void> {
     // A load already in flight may have read before the change: wait for it, then read again.
     await this.loading?.catch(() => undefined);
     await this.load();
   }
 
+  /** The change feed read every change up to now: the tree needs no time-based reload yet. */
+  confirmCurrent(): void {
+    this.confirmedAt = Date.now();
+  }
+
+  /**
+   * Applies changes made through other instances: reads just these organizations and sets
+   * (or removes) their links. A move changes only the moved organization's own parent link.
+   */
+  async applyChanged(ids: readonly string[]): Promise<void> {
+    if (!this.snapshot && !this.loading) return;
+    const [docs, move] = await Promise.all([this.store.getMany([...new Set(ids)]), this.moves.get()]);
+    const s = await this.current();
+    this.applyDocs(s, ids, docs);
+    // A move started or ended elsewhere: reads start or stop compensating for it (docs/adr/0087).
+    if (s) this.setMove(s, move?.doc);
+  }
+
+  private setMove(s: Snapshot, move: OrgMove | undefined): void {
+    if (move?.state === 'RUNNING') s.move = move;
+    else delete s.move;
+  }
+
+  /** The snapshot once any load in flight has landed (a load that read before a change must not replace its application). */
+  private async current(): Promise<Snapshot | undefined> {
+    await this.loading?.catch(() => undefined);
+    return this.snapshot;
+  }
+
+  private applyDocs(s: Snapshot | undefined, ids: readonly string[], docs: readonly OrganizationDoc[]): void {
+    if (!s) return;
+    const found = new Map(docs.map((d) => [d.id, d]));
+    for (const id of ids) {
+      const d = found.get(id);
+      if (d) link(s, d.id, d.parentId);
+      else unlink(s, id);
+    }
+  }
+
   private async load(): Promise<Snapshot> {
     this.loading ??= Promise.all([this.store.allLinks(), this.moves.get()])
       .then(([links, move]) => {
-        const parent = new Map<string, string | undefined>();
-        const children = new Map<string, string[]>();
-        for (const l of links) {
-          parent.set(l.id, l.parentId);
-          if (l.parentId) {
-            const list = children.get(l.parentId) ?? [];
-            list.push(l.id);
-            children.set(l.parentId, list);
-          }
-        }
-        this.snapshot = { parent, children, loadedAt: Date.now(), ...(move?.doc.state === 'RUNNING' ? { move: move.doc } : {}) };
-        return this.snapshot;
+        const s: Snapshot = { parent: new Map(), children: new Map(), loadedAt: Date.now() };
+        for (const l of links) link(s, l.id, l.parentId);
+        this.setMove(s, move?.doc);
+        this.snapshot = s;
+        return s;
       })
       .finally(() => (this.loading = undefined));
     return this.loading;
@@ -103,26 +161,26 @@ export class OrganizationService implements OrgTree, OrgAncestry {
 
   private async tree(): Promise<Snapshot> {
     const s = this.snapshot;
-    if (s && Date.now() - s.loadedAt < this.cacheSeconds * 1000) return s;
-    // An aged tree is reloaded in the background, not on the request that noticed: a reload of
-    // 100,000 organizations takes seconds (bench/results/2026-11-26T09-30-05-org-tree-before.json).
-    if (s && this.cacheSeconds > 0) {
-      void this.load().catch(() => undefined);
-      return s;
-    }
+    if (s && Date.now() - Math.max(s.loadedAt, this.confirmedAt) < this.cacheSeconds * 1000) return s;
     return this.load();
   }
 
   /**
-   * The tree, reloaded if it does not know `id` and `id` exists (an org created through another
-   * instance, before the change feed told this one). An unknown id costs one realtime get and no
-   * reload, so ids that name nothing cannot make the instance rescan the organizations.
+   * The tree, knowing `id` if it exists (an org created through another instance, before the
+   * change feed told this one): an unknown id costs one realtime get, and an existing one is
+   * added with its ancestry (from its stored ancestors) without reading the tree again.
    */
   private async treeKnowing(id: string): Promise<Snapshot> {
     const s = await this.tree();
-    if (s.parent.has(id) || !(await this.store.get(id))) return s;
-    await this.reload();
-    return this.snapshot ?? this.load();
+    if (s.parent.has(id)) return s;
+    const doc = await this.store.get(id);
+    if (!doc) return s;
+    const cur = (await this.current()) ?? s;
+    doc.ancestors.forEach((a, k) => {
+      if (!cur.parent.has(a)) link(cur, a, k > 0 ? doc.ancestors[k - 1] : undefined);
+    });
+    link(cur, doc.id, doc.parentId);
+    return cur;
   }
 
   async exists(orgId: string): Promise<boolean> {
@@ -152,11 +210,12 @@ export class OrganizationService implements OrgTree, OrgAncestry {
   /** Every organization strictly below the org. */
   async descendants(orgId: string): Promise<string[]> {
     const s = await this.treeKnowing(orgId);
-    // Breadth-first with a read position: shifting the queue would make a 100,000-organization subtree quadratic.
-    const out: string[] = [...(s.children.get(orgId) ?? [])];
-    for (let i = 0; i < out.length; i++) {
-      const below = s.children.get(out[i]);
-      if (below) for (const id of below) out.push(id);
+    const out: string[] = [];
+    const queue = [...(s.children.get(orgId) ?? [])];
+    for (let k = 0; k < queue.length; k++) {
+      const id = queue[k] as string;
+      out.push(id);
+      for (const c of s.children.get(id) ?? []) queue.push(c);
     }
     return out;
   }
@@ -197,7 +256,11 @@ export class OrganizationService implements OrgTree, OrgAncestry {
     return base;
   }
 
-  /** Registers an organization; its parent must exist. */
+  /**
+   * Registers an organization; its parent must exist. 409 only when the id is taken. Answered
+   * once the change is announced on the feed; when the feed write fails the organization is
+   * saved and still announced (the feed's outbox), and the answer is 503.
+   */
   async create(input: { id: string; name: string; parentId?: string }, access: Access): Promise<Organization> {
     let ancestors: string[] = [];
     if (input.parentId) {
@@ -219,86 +282,65 @@ export class OrganizationService implements OrgTree, OrgAncestry {
       if (err instanceof ConflictError) throw new ConflictError(`organization ${input.id} already exists`);
       throw err;
     }
-    // Known here at once; other instances reload on the feed's bump. A load in flight may have read
-    // before this write: let it land first, or it would replace the snapshot with one that lacks the org.
-    await this.loading?.catch(() => undefined);
-    if (this.snapshot) {
-      this.snapshot.parent.set(doc.id, doc.parentId);
-      if (doc.parentId) {
-        const list = this.snapshot.children.get(doc.parentId) ?? [];
-        list.push(doc.id);
-        this.snapshot.children.set(doc.parentId, list);
-      }
-    }
-    await this.feed.bump('organizations', [doc.id]);
+    // Known here at once; other instances learn it from the feed.
+    const s = await this.current();
+    if (s) link(s, doc.id, doc.parentId);
+    await this.feed.append('organizations', [doc.id]);
     return toOrganization(doc);
   }
 
   /**
    * Renames and/or moves an organization. A move rewrites the ancestors of the organizations below
-   * it at once and the ancestry of the records below it in the background (move-task.ts; its
-   * progress: `moveStatus`); it refuses a parent inside the subtree, and answers 409 while another
-   * move is still rewriting records or the organization changed concurrently.
+   * it at once and the ancestry of the records below it in the background (move-task.ts; progress:
+   * `moveStatus`); it refuses a parent inside the subtree, and waits for (then 409) another move
+   * still rewriting records. The caller sends no version, so a concurrent change of the same
+   * organization is re-read and applied again.
    */
   async update(id: string, input: OrganizationUpdate): Promise<Organization> {
-    const cur = await this.store.getStored(id);
-    if (!cur) throw new NotFoundError(`organization ${id} not found`);
-    const doc: OrganizationDoc = { ...cur.doc, ...(input.name !== undefined ? { name: input.name } : {}) };
-    const moved = input.parentId !== undefined && input.parentId !== (cur.doc.parentId ?? null);
-    if (!moved) {
-      await this.store.replace(cur, doc);
-      return toOrganization(doc);
-    }
-    let ancestors: string[] = [];
-    delete doc.parentId;
-    if (input.parentId) {
-      const parent = await this.store.get(input.parentId);
-      if (!parent) throw new NotFoundError(`parent organization ${input.parentId} not found`);
-      if (parent.id === id || parent.ancestors.includes(id)) {
-        throw new BadRequestError('body.parentId: an organization cannot be moved below itself');
+    let move: OrgMove | undefined;
+    const { doc, moved } = await readModifyWrite(async () => {
+      const cur = await this.store.getStored(id);
+      if (!cur) throw new NotFoundError(`organization ${id} not found`);
+      const next: OrganizationDoc = { ...cur.doc, ...(input.name !== undefined ? { name: input.name } : {}) };
+      const isMove = input.parentId !== undefined && input.parentId !== (cur.doc.parentId ?? null);
+      if (isMove) {
+        let ancestors: string[] = [];
+        delete next.parentId;
+        if (input.parentId) {
+          const parent = await this.store.get(input.parentId);
+          if (!parent) throw new NotFoundError(`parent organization ${input.parentId} not found`);
+          if (parent.id === id || parent.ancestors.includes(id)) {
+            throw new BadRequestError('body.parentId: an organization cannot be moved below itself');
+          }
+          ancestors = [...parent.ancestors, parent.id];
+          next.parentId = parent.id;
+        }
+        next.ancestors = ancestors;
+        move ??= await this.beginMove({ orgId: id, from: cur.doc.ancestors, to: ancestors });
       }
-      ancestors = [...parent.ancestors, parent.id];
-      doc.parentId = parent.id;
+      try {
+        await this.store.replace(cur, next);
+      } catch (err) {
+        // Nothing moved: the record of the move ends at once, so the next move is not refused.
+        if (move && !(err instanceof ConflictError)) await this.moves.save({ ...move, state: 'DONE', finishedAt: new Date().toISOString() });
+        throw err;
+      }
+      return { doc: next, moved: isMove };
+    });
+    if (moved) {
+      const below = await this.store.descendantsOf(id);
+      await this.store.setAncestors(
+        below.map((d) => ({ id: d.id, ancestors: [...doc.ancestors, id, ...d.ancestors.slice(d.ancestors.indexOf(id) + 1)] })),
+      );
+      const s = await this.current();
+      if (s) {
+        link(s, id, doc.parentId);
+        if (move) s.move = move;
+      }
     }
-    doc.ancestors = ancestors;
-    const move = await this.beginMove({ orgId: id, from: cur.doc.ancestors, to: ancestors });
-    try {
-      await this.store.replace(cur, doc);
-    } catch (err) {
-      // Nothing moved: the record of the move ends at once, so the next move is not refused.
-      await this.moves.save({ ...move, state: 'DONE', finishedAt: new Date().toISOString() });
-      throw err;
-    }
-    const below = await this.store.descendantsOf(id);
-    await this.store.setAncestors(
-      below.map((d) => ({ id: d.id, ancestors: [...doc.ancestors, id, ...d.ancestors.slice(d.ancestors.indexOf(id) + 1)] })),
-    );
-    await this.feed.bump('organizations', [id]);
-    await this.applyMove(id, doc.parentId, move);
-    this.startMove(move);
+    await this.feed.append('organizations', [id]);
+    if (moved && move) this.moveTask?.start(move).catch(() => undefined);
     return toOrganization(doc);
-  }
-
-  /**
-   * This instance's own move, applied to its tree at once (a reload of 100,000 organizations takes
-   * seconds: bench/results/2026-11-26T09-30-05-org-tree-before.json); other instances reload on the feed's bump.
-   */
-  private async applyMove(id: string, parentId: string | undefined, move: OrgMove): Promise<void> {
-    // A load in flight may have read before the move: let it land first, or it would replace the tree with the old one.
-    await this.loading?.catch(() => undefined);
-    const s = this.snapshot;
-    if (!s) return;
-    const old = s.parent.get(id);
-    const siblings = old === undefined ? [] : (s.children.get(old) ?? []);
-    const at = siblings.indexOf(id);
-    if (at >= 0) siblings.splice(at, 1);
-    s.parent.set(id, parentId);
-    if (parentId) {
-      const list = s.children.get(parentId) ?? [];
-      list.push(id);
-      s.children.set(parentId, list);
-    }
-    s.move = move;
   }
 
   /**
@@ -326,17 +368,12 @@ export class OrganizationService implements OrgTree, OrgAncestry {
     return move;
   }
 
-  private startMove(move: OrgMove): void {
-    // The request does not wait: the task runs in the background and a failure is retried inside it.
-    this.moveTask?.start(move).catch(() => undefined);
-  }
-
   /** Resumes the rewrite of a move left RUNNING (its instance stopped); at start-up. */
   async resumeMove(): Promise<void> {
     const cur = await this.moves.get();
     if (cur?.doc.state === 'RUNNING') {
       await this.load();
-      this.startMove(cur.doc);
+      this.moveTask?.start(cur.doc).catch(() => undefined);
     }
   }
 
@@ -358,11 +395,11 @@ export class OrganizationService implements OrgTree, OrgAncestry {
     };
   }
 
-  /** The move is done: this instance drops its compensation at once, every other one on the feed's bump. */
-  async moveDone(): Promise<void> {
-    await this.feed.bump('organizations', []);
-    await this.loading?.catch(() => undefined);
-    if (this.snapshot) delete this.snapshot.move;
+  /** The move is done: this instance drops its compensation at once, every other one on the feed's change. */
+  async moveDone(orgId: string): Promise<void> {
+    const s = await this.current();
+    if (s) delete s.move;
+    await this.feed.append('organizations', [orgId]);
   }
 
   /** The organizations the caller sees (its subtree; every one for a system token), at most `limit`. */

@@ -1,4 +1,10 @@
-/** The organizations index: the only code that touches it. */
+/**
+ * The organizations index: the only code that touches it. A create does not wait for a refresh
+ * (onboarding creates thousands at once, and a refresh per create is most of their cost): the
+ * reads that follow one are realtime gets, and the few searches of this index (a move's subtree,
+ * the whole tree's load, the system token's tree listing) first wait for one shared refresh of
+ * it, so they see every create acknowledged before them (docs/adr/0066).
+ */
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import { itemError } from '../../store/item-errors.js';
 import type { StoreContext } from '../../store/client.js';
@@ -20,12 +26,18 @@ export interface OrganizationDoc {
 export class OrganizationStore {
   private readonly docs: DocStore<OrganizationDoc>;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<OrganizationDoc>(ctx, 'organizations', 'organization');
+    // Concurrent gets (creates under one parent read it each) travel in one realtime multi-get.
+    this.docs = new DocStore<OrganizationDoc>(ctx, 'organizations', 'organization', { reads: { maxBatch: 200, maxInFlight: 2 } });
   }
 
   /** Realtime get by id. */
   get(id: string): Promise<OrganizationDoc | undefined> {
     return this.docs.get(id).then((h) => h?.doc);
+  }
+
+  /** Realtime multi-get; absent ids are skipped. */
+  async getMany(ids: string[]): Promise<OrganizationDoc[]> {
+    return (await this.docs.getMany(ids)).map((h) => h.doc);
   }
 
   /** Realtime get by id, with the version a conditional write needs. */
@@ -40,6 +52,7 @@ export class OrganizationStore {
 
   /** Every organization below `id` (its id is in their ancestors), streamed. */
   async descendantsOf(id: string): Promise<OrganizationDoc[]> {
+    await this.docs.visible();
     return (await this.docs.all({ term: { ancestors: id } })).map((h) => h.doc);
   }
 
@@ -58,20 +71,22 @@ export class OrganizationStore {
     }
   }
 
-  /** Create-only; 409 when the id exists. */
+  /** Create-only; 409 when the id exists. Not waiting for a refresh (see above). */
   async create(doc: OrganizationDoc): Promise<OrganizationDoc> {
-    await this.docs.create(doc.id, doc);
+    await this.docs.create(doc.id, doc, { refresh: false });
     return doc;
   }
 
   /** The organization `root` and every one below it (every organization when `root` is undefined), at most `limit`. */
   async listSubtree(root: string | undefined, limit: number): Promise<OrganizationDoc[]> {
+    await this.docs.visible();
     const query = root === undefined ? { match_all: {} } : { bool: { should: [{ term: { id: root } }, { term: { ancestors: root } }], minimum_should_match: 1 } };
     return (await this.docs.all(query, { limit })).map((h) => h.doc);
   }
 
   /** Every organization's id and parent, streamed (for the in-memory tree). */
   async allLinks(): Promise<{ id: string; parentId?: string }[]> {
+    await this.docs.visible();
     const out: { id: string; parentId?: string }[] = [];
     // Only the link: names and ancestor lists are most of each document and the tree needs neither.
     for await (const batch of this.docs.scan({ match_all: {} }, { batchSize: 10_000, source: ['id', 'parentId'] })) {

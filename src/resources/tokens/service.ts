@@ -29,6 +29,9 @@ export interface IssuedToken extends Omit<TokenRecord, 'revoked'> {
 }
 
 export class TokenService {
+  /** Called once a token is revoked (its jobs are cancelled); set by the service container. Its failure fails the revocation, which a retry repeats. */
+  onRevoked?: (tokenId: string) => Promise<void>;
+
   /** When this instance last wrote each token's last use. */
   private readonly lastUseWritten = new Map<string, number>();
 
@@ -87,15 +90,17 @@ export class TokenService {
   }
 
   /**
-   * Revokes a token: refused here at once, by the other instances once they see the change
-   * feed move. A failed bump answers 503; the revocation is idempotent, so a retry bumps again.
+   * Revokes a token: refused here at once, by the other instances once they read it on the
+   * change feed. When the feed write fails the revocation is saved and still announced (the
+   * feed's outbox re-sends it) and the answer is 503; a retry revokes (idempotently) again.
    * The token keeps who revoked it and when (the first revocation's).
    */
   async revoke(tokenId: string, access?: Access): Promise<void> {
     const how = { revokedAt: new Date().toISOString(), ...(access ? { revokedBy: access.userKey } : {}) };
     if (!(await this.store.revoke(tokenId, how))) throw new NotFoundError(`token ${tokenId} not found`);
     this.authenticator.forget(tokenId);
-    await this.feed.bump('tokens', [tokenId]);
+    await this.feed.append('tokens', [tokenId]);
+    await this.onRevoked?.(tokenId);
   }
 
   /** Revokes the agent tokens of a deleted endpoint. */
@@ -106,6 +111,6 @@ export class TokenService {
     });
     if (ids.length === 0) return;
     this.authenticator.forget(...ids);
-    await this.feed.bump('tokens', ids);
+    await this.feed.append('tokens', ids);
   }
 }

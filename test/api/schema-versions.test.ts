@@ -1,0 +1,95 @@
+/**
+ * Schema versions during a rolling upgrade: an instance never replaces a template of a higher
+ * version than its own and says so in one log line; it restores a template an older instance
+ * put back (an older release writes its templates at every start), within ECS_SCHEMA_CHECK_SECONDS.
+ * An index prefix of its own: the test writes templates under it.
+ */
+import { Client } from '@elastic/elasticsearch';
+import { expect } from 'chai';
+import { testElasticsearch } from '../helpers/elasticsearch.js';
+import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
+import { loadTemplates } from '../../src/store/indices.js';
+
+interface LogLine {
+  level: number;
+  msg: string;
+  newerTemplates?: Record<string, number>;
+}
+
+describe('schema versions: templates across releases', function () {
+  this.timeout(600_000);
+  const prefix = `${RUN_PREFIX}-zschema`;
+  const newer = `${prefix}-jobs`;
+  const older = `${prefix}-tokens`;
+  let app: TestApp;
+
+  const template = (name: string) => {
+    const t = loadTemplates().find((x) => x.name === name);
+    if (!t) throw new Error(name);
+    return t;
+  };
+  const storedVersion = async (name: string): Promise<number | undefined> => {
+    const res = await app.server.store.client.indices.getIndexTemplate({ name });
+    const t = res.index_templates[0].index_template;
+    return t.version ?? (t._meta as { version?: number } | undefined)?.version;
+  };
+
+  before(async () => {
+    // A newer release already put its jobs template (version 99) on the store this instance joins.
+    const es = new Client({ node: (await testElasticsearch()).url });
+    try {
+      const jobs = template('jobs');
+      await es.indices.putIndexTemplate({
+        name: newer,
+        index_patterns: [`${newer}-*`],
+        priority: 100,
+        version: 99,
+        template: { ...jobs.template, mappings: { ...jobs.template.mappings, _meta: { version: 99 } } },
+        _meta: { version: 99 },
+      });
+    } finally {
+      await es.close();
+    }
+    app = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_SCHEMA_CHECK_SECONDS: '1' });
+  });
+  after(async () => {
+    await app?.close();
+  });
+
+  it('leaves a newer template as it is and says so in one log line; its own templates carry their version', async () => {
+    expect(await storedVersion(newer)).to.equal(99);
+    const lines = app.logs.flatMap((l) => l.split('\n').filter(Boolean)).map((l) => JSON.parse(l) as LogLine);
+    const said = lines.filter((l) => l.newerTemplates !== undefined);
+    expect(said, JSON.stringify(said)).to.have.length(1);
+    expect(said[0].level).to.equal(40);
+    expect(said[0].newerTemplates).to.deep.equal({ [newer]: 99 });
+    expect(said[0].msg).to.contain(newer);
+    for (const t of loadTemplates().filter((x) => x.name !== 'jobs')) {
+      expect(await storedVersion(`${prefix}-${t.name}`), t.name).to.equal(t.version);
+    }
+    // The service serves on the newer release's template (same mapping here).
+    expect((await app.admin.get('/jobs')).status).to.equal(200);
+  });
+
+  it('restores a template an older instance put back, within the check interval, and logs it', async () => {
+    const tokens = template('tokens');
+    expect(tokens.version).to.be.greaterThan(1);
+    // What an instance of an earlier release does at start: its template, `_meta.version` only.
+    await app.server.store.client.indices.putIndexTemplate({
+      name: older,
+      index_patterns: [`${older}-*`],
+      priority: 100,
+      template: { mappings: { dynamic: 'strict', properties: { id: { type: 'keyword' } }, _meta: { version: 1 } } },
+      _meta: { version: 1 },
+    });
+    const restored = await waitFor(() => storedVersion(older), (v) => v === tokens.version, 30_000, 100);
+    expect(restored.met, `template version ${restored.value}`).to.equal(true);
+    const res = await app.server.store.client.indices.getIndexTemplate({ name: older });
+    expect(res.index_templates[0].index_template.template?.mappings?.properties).to.include.keys('revokedAt', 'lastUsedAt');
+    expect(app.logs.some((l) => l.includes('brought the store') && l.includes(older))).to.equal(true);
+    // The newer release's template is still left alone by every check, and no second line says so.
+    expect(await storedVersion(newer)).to.equal(99);
+    expect(app.logs.filter((l) => l.includes('"newerTemplates"'))).to.have.length(1);
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * Log lines in both formats (ECS_LOG_FORMAT): pino's JSON and the Elastic Common Schema, with
+ * tokens, cookies and credentials redacted in either, wherever a line carries them.
+ */
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import { createLogger } from '../../src/log.js';
+import { loadConfig, type LogFormat } from '../../src/config.js';
+
+function capture(format: LogFormat): {
+  lines: Record<string, unknown>[];
+  text: () => string;
+  log: ReturnType<typeof createLogger>;
+} {
+  const raw: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      raw.push(chunk.toString());
+      cb();
+    },
+  });
+  const log = createLogger('info', sink, format);
+  return {
+    log,
+    text: () => raw.join(''),
+    get lines() {
+      return raw.map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+  };
+}
+
+const SECRETS = ['ecs_tok3n-value', 'sid=s3ssion', 'Bearer b3arer', 'Basic YmFzaWM=', 'sid=n3w', 'sh4red-secret'];
+
+function logSecrets(log: ReturnType<typeof createLogger>): void {
+  const child = log.child({ requestId: 'r-1' });
+  child.info(
+    { token: SECRETS[0], headers: { 'x-auth-token': SECRETS[0], cookie: SECRETS[1], authorization: SECRETS[2] } },
+    'inbound',
+  );
+  child.warn(
+    {
+      req: { headers: { cookie: SECRETS[1], 'proxy-authorization': SECRETS[3] } },
+      res: { headers: { 'set-cookie': SECRETS[4] } },
+    },
+    'exchange',
+  );
+  child.info({ created: { token: SECRETS[0], secret: SECRETS[5] }, cookie: SECRETS[1] }, 'minted');
+}
+
+describe('log format', () => {
+  it('defaults to pino JSON and accepts only json or ecs', () => {
+    expect(loadConfig({}).logFormat).to.equal('json');
+    expect(loadConfig({ ECS_LOG_FORMAT: 'ecs' }).logFormat).to.equal('ecs');
+    expect(() => loadConfig({ ECS_LOG_FORMAT: 'gelf' })).to.throw(/ECS_LOG_FORMAT/);
+  });
+
+  for (const format of ['json', 'ecs'] as const) {
+    it(`${format}: redacts tokens, cookies and credentials in every place a line may carry them`, () => {
+      const c = capture(format);
+      logSecrets(c.log);
+      const text = c.text();
+      for (const s of SECRETS) expect(text, `${s} leaked`).to.not.contain(s);
+      expect(c.lines).to.have.length(3);
+      expect(text.match(/\[redacted\]/g)?.length).to.equal(10);
+    });
+  }
+
+  it('json: pino fields, the service named, the request id kept', () => {
+    const c = capture('json');
+    c.log.child({ requestId: 'r-2' }).info({ status: 200 }, 'request');
+    const [line] = c.lines;
+    expect(line).to.include({
+      level: 30,
+      msg: 'request',
+      service: 'endpoint-control-service',
+      requestId: 'r-2',
+      status: 200,
+    });
+    expect(Number.isNaN(Date.parse(line.time as string))).to.equal(false);
+  });
+
+  it('ecs: the Elastic Common Schema fields Filebeat and Kibana expect', () => {
+    const c = capture('ecs');
+    c.log.child({ requestId: 'r-3' }).error({ err: new Error('boom') }, 'request');
+    const [line] = c.lines;
+    expect(line).to.include({ message: 'request', 'log.level': 'error', requestId: 'r-3' });
+    expect(line['ecs.version']).to.be.a('string');
+    expect(Number.isNaN(Date.parse(line['@timestamp'] as string))).to.equal(false);
+    expect(line['service.name'] ?? (line.service as { name?: string } | undefined)?.name).to.equal(
+      'endpoint-control-service',
+    );
+    const error = (line.error ?? {}) as { message?: string; type?: string; stack_trace?: string };
+    expect(error.message).to.equal('boom');
+    expect(error.type).to.equal('Error');
+    expect(line).to.not.have.property('msg');
+    expect(line).to.not.have.property('level');
+  });
+});
