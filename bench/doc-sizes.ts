@@ -25,7 +25,7 @@ const log = createLogger('warn');
 const services = createServices({ config, store: ctx, log });
 const SYSTEM = new Access(
   { role: 'system', name: 'doc-sizes' },
-  { exists: async () => true, subtree: async (o) => [o], isWithin: async () => true },
+  { exists: async () => true, isWithin: async () => true, subtreeQuery: async (o, f) => ({ term: { [f.replace(/orgId$/, 'orgPath')]: o } }) },
 );
 
 async function drop(): Promise<void> {
@@ -41,7 +41,7 @@ async function drop(): Promise<void> {
 try {
   await drop();
   await ensureIndices(ctx, log);
-  const seeded = await seed(services, ctx, QUICK, (l) => console.error(l));
+  const seeded = await seed(services, services.storeContext, QUICK, (l) => console.error(l));
   for (let round = 0; round < HEARTBEAT_ROUNDS; round++) {
     for (let s = 0; s < seeded.sensors.length; s += 8) {
       await Promise.all(

@@ -225,7 +225,7 @@ async function main(): Promise<void> {
       for (const name of Object.keys(existing)) await client.indices.delete({ index: name });
       await ensureIndices(ctx, createLogger('warn'));
       const t0 = Date.now();
-      seeded = await seed(services, ctx, size, log);
+      seeded = await seed(services, services.storeContext, size, log);
       log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
 

@@ -53,7 +53,7 @@ export function typicalReport(n: number, i: number): InstalledSoftware[] {
 }
 
 export function scenarios(x: ScenarioContext): Scenario[] {
-  const { client, seeded, root, subtree } = x;
+  const { client, seeded, root } = x;
   const endpoints = aliasName(x.prefix, 'endpoints');
   const inventory = aliasName(x.prefix, 'software-inventory');
   const heartbeats = aliasName(x.prefix, 'network-heartbeats');
@@ -131,7 +131,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
       direct: () =>
         client.search({
           index: endpoints,
-          query: endpointCriteriaQuery({ basic: 'front' }, [root]),
+          query: endpointCriteriaQuery({ basic: 'front' }, { term: { orgId: root } }),
           ...pageQuery(searchRequest.pageRequest, ENDPOINT_SORT),
           seq_no_primary_term: true,
           version: true,
@@ -139,13 +139,13 @@ export function scenarios(x: ScenarioContext): Scenario[] {
     },
     {
       name: 'UTM page-search (orgId + includeChildren)',
-      serviceWork: 'POST /utm-endpoint/searchPage {orgId: root MSP, includeChildren: true}, 20 per page: subtree from the org cache, one search',
-      directWork: 'the same search body (terms over the 31 orgs of the subtree)',
+      serviceWork: 'POST /utm-endpoint/searchPage {orgId: root MSP, includeChildren: true}, 20 per page: one term on the ancestry of the records, one search',
+      directWork: 'the same search body (one term on the ancestry of the records)',
       service: () => ({ method: 'POST', path: `${API}/utm-endpoint/searchPage`, body: JSON.stringify(utmSearchRequest) }),
       direct: () =>
         client.search({
           index: endpoints,
-          query: utmCriteriaQuery({}, subtree),
+          query: utmCriteriaQuery({}, { term: { orgPath: root } }),
           ...pageQuery(utmSearchRequest.pageRequest, UTM_SORT),
           seq_no_primary_term: true,
           version: true,
@@ -163,7 +163,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
           track_total_hits: false,
           seq_no_primary_term: true,
           version: true,
-          query: utmCriteriaQuery({}, subtree),
+          query: utmCriteriaQuery({}, { term: { orgPath: root } }),
           aggs: { buckets: { composite: { size: 1000, sources: [{ key: { terms: { field: 'model' } } }] } } } as Record<
             string,
             estypes.AggregationsAggregationContainer

@@ -59,7 +59,7 @@ export function seededIds(size: SeedSize): Seeded {
   return { roots, orgs, agentIds, utmIds, inventoryIds, sensors };
 }
 
-const SYSTEM = new Access({ role: 'system', name: 'bench-seed' }, { exists: async () => true, subtree: async (o) => [o], isWithin: async () => true });
+const SYSTEM = new Access({ role: 'system', name: 'bench-seed' }, { exists: async () => true, isWithin: async () => true, subtreeQuery: async (o, f) => ({ term: { [f.replace(/orgId$/, 'orgPath')]: o } }) });
 const MODELS = ['MX64', 'MX67', 'MX68', 'MX75', 'MX84', 'MX85', 'MX95', 'MX105', 'MX250', 'Z3', 'Z4', 'FG-60F', 'FG-100F', 'SRX300'];
 const WORDS = ['front', 'desk', 'lab', 'server', 'kiosk', 'office', 'finance', 'dev', 'build', 'hr', 'sales', 'warehouse'];
 const OSES = [

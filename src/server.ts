@@ -140,7 +140,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     url,
     port,
     handle,
-    store,
+    // The services' context: writes through it carry the ancestry of org-scoped records (tools and tests).
+    store: handle.services.storeContext,
     schema,
     ready,
     close: async () => {
@@ -152,6 +153,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       await heartbeatRetention.stop();
       await jobs.runner.stop();
       await auditRetention.stop();
+      await handle.services.orgs.moveTask?.stop();
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       await new Promise<void>((resolve) => {

@@ -16,6 +16,7 @@ import { ensureIndices } from '../store/indices.js';
 import { reindexableIndices, type ReindexResult } from '../store/reindex.js';
 import { reindexUnderLease } from '../store/schema.js';
 import { createServices, type Services } from '../resources/index.js';
+import { stampAncestry, unstampedCount } from '../resources/organizations/ancestry-migration.js';
 import { DEVICE_FAMILIES, type DeviceFamily } from '../migration/device-rows.js';
 import { startLocalNode, type LocalNode } from '../dev/local-elasticsearch.js';
 import { ProgressBar, type ProgressStream } from './progress.js';
@@ -37,6 +38,10 @@ export const USAGE = `usage: npm run ops -- <command>
       copy <index> into a new generation built from its current template and swap the
       alias; a no-op when the mapping is current (--force: reindex anyway; --restart: drop
       the leftover of an interrupted run; --delete-old: delete the old generation)
+  org-paths [--json]
+      give every org-scoped record written before records carried it the ancestry of its
+      organization (subtree searches find only records that have it); resumable, a second
+      run stamps only what is still missing
   admin org create <id> <name> [--parent <orgId>]
   admin org show <id>
   admin token create --role system|admin|reader|agent [--org <orgId>] [--endpoint <id>]
@@ -223,7 +228,8 @@ async function reindexCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number
   const bar = new ProgressBar(`reindex ${name} copy`, 0, io.err);
   let phase = '';
   const started = Date.now();
-  const result = await reindexUnderLease(rt.store, name, `ops-cli:${os.hostname()}:${process.pid}`, {
+  // The services' context: records of org-scoped indices are copied with their organization's ancestry.
+  const result = await reindexUnderLease(rt.services.storeContext, name, `ops-cli:${os.hostname()}:${process.pid}`, {
     force: p.flags.has('force'),
     restart: p.flags.has('restart'),
     deleteOld: p.flags.has('delete-old'),
@@ -317,6 +323,19 @@ async function admin(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
   throw new UsageError('admin org create|show, admin token create|revoke');
 }
 
+async function orgPaths(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
+  const started = Date.now();
+  const before = await unstampedCount(rt.services.storeContext);
+  const bar = new ProgressBar('org-paths', before, io.err);
+  const stamped = await stampAncestry(rt.services.storeContext, (n) => bar.update(n, ''));
+  const left = await unstampedCount(rt.services.storeContext, { refresh: true });
+  bar.finish(stamped, '');
+  const elapsedMs = Date.now() - started;
+  if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'org-paths', found: before, stamped, left, elapsedMs })}\n`);
+  else io.out.write(`org-paths: ${fmt(stamped)} records given their organization's ancestry in ${seconds(elapsedMs)}; ${fmt(left)} left\n`);
+  return left === 0 ? EXIT.ok : EXIT.failed;
+}
+
 interface Command {
   /** Validates the arguments before anything is opened (usage errors exit 2 at once). */
   check(p: Parsed): void;
@@ -327,6 +346,12 @@ const COMMANDS: Record<string, Command> = {
   migrate: { check: checkMigrate, run: migrate },
   reindex: { check: checkReindex, run: reindexCommand },
   admin: { check: checkAdmin, run: admin },
+  'org-paths': {
+    check: (p) => {
+      if (p.positional.length !== 1) throw new UsageError('org-paths takes no arguments');
+    },
+    run: orgPaths,
+  },
 };
 
 /** Runs one command; returns the exit code. */

@@ -87,11 +87,18 @@ export interface TokenVerifier {
 
 export interface OrgTree {
   exists(orgId: string): Promise<boolean>;
-  /** The org and every organization below it. */
-  subtree(orgId: string): Promise<string[]>;
   /** True when `orgId` is `rootId` or below it. */
   isWithin(orgId: string, rootId: string): Promise<boolean>;
+  /**
+   * A query matching the records of the org and every organization below it, whose organization
+   * is in `orgField`: one term on the ancestry beside it, whatever the subtree's size, plus one
+   * term while an organization move is rewriting records (docs/adr/0087-reads-during-an-organization-move.md).
+   */
+  subtreeQuery(orgId: string, orgField: string): Promise<Query>;
 }
+
+/** Matches no record (a restricted principal without an organization). */
+const MATCH_NONE: Query = { match_none: {} };
 
 export const TOKEN_HEADER = 'x-auth-token';
 
@@ -320,34 +327,36 @@ export class Access {
     }
   }
 
-  /** The orgs visible to the principal; undefined when unrestricted. */
-  async visibleOrgs(): Promise<string[] | undefined> {
-    if (!this.roots) return undefined;
-    if (this.roots.length === 0) return [];
-    if (this.roots.length === 1) return this.orgs.subtree(this.roots[0]);
-    const subtrees = await Promise.all(this.roots.map((r) => this.orgs.subtree(r)));
-    return [...new Set(subtrees.flat())];
+  /** True when the principal may see the records of `orgId` (a subtree it holds; every org when unrestricted). */
+  async covers(orgId: string): Promise<boolean> {
+    if (!this.roots) return true;
+    for (const root of this.roots) if (await this.orgs.isWithin(orgId, root)) return true;
+    return false;
   }
 
   /**
-   * A filter limiting a search to the principal's subtree (undefined when unrestricted);
-   * an agent sees only its own endpoint's records.
+   * A filter limiting a search to the principal's subtree (undefined when unrestricted), on
+   * records whose organization is in `field`; an agent sees only its own endpoint's records.
    */
   async orgFilter(field = 'orgId', endpointField?: string): Promise<Query | undefined> {
     if (this.principal.role === 'agent' && endpointField) {
       return { term: { [endpointField]: this.principal.endpointId ?? '' } };
     }
-    const orgs = await this.visibleOrgs();
-    return orgs ? { terms: { [field]: orgs } } : undefined;
+    if (!this.roots) return undefined;
+    if (this.roots.length === 0) return MATCH_NONE;
+    // One term per grant (a person may hold a few), never one per organization of a subtree.
+    const subtrees = await Promise.all(this.roots.map((root) => this.orgs.subtreeQuery(root, field)));
+    return subtrees.length === 1 ? subtrees[0] : { bool: { should: subtrees, minimum_should_match: 1 } };
   }
 
   /**
-   * The orgs a criteria names, widened to their subtrees when asked, then checked: an org
-   * outside the principal's subtree → 403.
+   * The scope a criteria names on records whose organization is in `field`: the org, or its
+   * subtree when asked; the principal's subtree when it names none. An org outside the
+   * principal's subtree → 403. Undefined: no limit (an unrestricted caller naming no org).
    */
-  async resolveOrgs(orgId: string | undefined, includeChildren: boolean): Promise<string[] | undefined> {
-    if (orgId === undefined) return this.visibleOrgs();
+  async resolveScope(orgId: string | undefined, includeChildren: boolean, field = 'orgId'): Promise<Query | undefined> {
+    if (orgId === undefined) return this.orgFilter(field);
     await this.assertOrg(orgId);
-    return includeChildren ? this.orgs.subtree(orgId) : [orgId];
+    return includeChildren ? this.orgs.subtreeQuery(orgId, field) : { term: { [field]: orgId } };
   }
 }

@@ -14,6 +14,9 @@ import { HeartbeatRetention } from './network/retention.js';
 import type { RouteSpec } from '../http/routes.js';
 import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
+import { OrgMoveStore } from './organizations/move-store.js';
+import { OrgMoveTask } from './organizations/move-task.js';
+import { unstampedCount } from './organizations/ancestry-migration.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { organizationTreeRoutes } from './organizations/tree-routes.js';
 import { TokenStore } from './tokens/store.js';
@@ -77,6 +80,7 @@ import { SessionStore } from './sessions/store.js';
 import { SessionService } from './sessions/service.js';
 
 import type { BaseDeps } from './deps.js';
+import type { StoreContext } from '../store/client.js';
 
 export interface Services {
   authenticator: Authenticator;
@@ -116,20 +120,33 @@ export interface Services {
   presence: EndpointPresence;
   /** Login sessions of people signed in through the identity provider (docs/sso.md). */
   sessions: SessionService;
+  /** The store context the services write through (with the organization tree for the ancestry of records). */
+  storeContext: StoreContext;
 }
 
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
 const CHANGE_RETENTION_DAYS = 1;
 
-export function createServices({ config, store, log }: BaseDeps): Services {
+export function createServices({ config, store: base, log }: BaseDeps): Services {
   const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
-  const feed = new ChangeFeedStore(store, instanceName);
+  const feed = new ChangeFeedStore(base, instanceName);
   const retentionSchedule = {
     intervalMs: config.maintenance.retentionIntervalSeconds * 1000,
     leaseMs: config.maintenance.retentionLeaseSeconds * 1000,
     holder: instanceName,
   };
-  const orgs = new OrganizationService(new OrganizationStore(store), config.orgCacheSeconds, feed);
+  const moves = new OrgMoveStore(base);
+  const orgs = new OrganizationService(new OrganizationStore(base), config.orgCacheSeconds, feed, moves);
+  // Every store below stamps the ancestry of org-scoped records from this tree (docs/adr/0085).
+  const store = { ...base, ancestry: orgs };
+  orgs.moveTask = new OrgMoveTask(
+    store,
+    moves,
+    // A few change-feed polls: every instance has applied the move to its tree (and stamps the new ancestry) by then.
+    { settleMs: 3 * config.changePollMs + 1000, retryMs: 2000 },
+    log,
+    (orgId) => orgs.moveDone(orgId),
+  );
   const tokenStore = new TokenStore(store);
   const authenticator = new Authenticator(tokenStore, config.adminToken, config.tokenCacheSeconds, {
     negativeCacheSeconds: config.tokenNegativeCacheSeconds,
@@ -253,6 +270,7 @@ export function createServices({ config, store, log }: BaseDeps): Services {
     auditRetention,
     presence,
     sessions,
+    storeContext: store,
   };
 }
 
@@ -286,4 +304,14 @@ export async function onIndicesReady(s: Services, log: Logger): Promise<void> {
   await s.bundles.loadCatalogue(log);
   // Presence reads the per-organization timeouts before the first request (queries never wait for them).
   await s.presence.refresh();
+  // A move left RUNNING by a stopped instance resumes here (its passes are idempotent).
+  await s.orgs.resumeMove();
+  // Records written before records carried their organization's ancestry are invisible to subtree reads until migrated.
+  const unstamped = await unstampedCount(s.storeContext);
+  if (unstamped > 0) {
+    log.error(
+      { records: unstamped },
+      `${unstamped} org-scoped records carry no organization ancestry and are invisible to subtree searches; run: npm run ops -- org-paths`,
+    );
+  }
 }

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, ClusterConnectionPool, SniffingTransport, errors } from '@elastic/elasticsearch';
+import type { OrgAncestry } from './org-path.js';
 
 /**
  * How writes that callers read back through search become visible: `shared` waits for one
@@ -20,6 +21,11 @@ export interface StoreContext {
   refresh: RefreshPolicy;
   /** Replicas and shards of the service's indices (unset: the defaults of `indexLayoutSettings`). */
   layout?: IndexLayout;
+  /**
+   * The organization tree, for the ancestry (`orgPath`) stamped on org-scoped records
+   * (src/store/org-path.ts). Unset: writes carry no ancestry (tools that copy stored documents).
+   */
+  ancestry?: OrgAncestry;
 }
 
 /** How the service's indices are laid out on the cluster (ECS_INDEX_REPLICAS, ECS_INDEX_SHARDS*). */

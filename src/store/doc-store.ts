@@ -14,6 +14,7 @@ import { Batcher, type BatcherOptions, type ItemOutcome } from './batcher.js';
 import { itemError } from './item-errors.js';
 import { pitPages } from './pit.js';
 import { ConflictError, WriteConflictError } from '../errors.js';
+import { ORG_SCOPED_INDICES, orgOf, pathsOf, stripPath, withPath, type OrgPathFields } from './org-path.js';
 
 export interface Stored<T> extends DocVersion {
   id: string;
@@ -50,13 +51,10 @@ export interface DocStoreBatching {
 }
 
 /** A search hit or a found get/mget document → a stored record with its version. */
-function toStored<T>(h: { _id?: string | null; _source?: T; _seq_no?: number; _primary_term?: number; _version?: number }): Stored<T> {
-  return { id: h._id as string, doc: h._source as T, ...versionOf(h) };
-}
+type Hit<T> = { _id?: string | null; _source?: T; _seq_no?: number; _primary_term?: number; _version?: number };
 
-function toSearchResult<T>(res: Pick<estypes.SearchResponse<T>, 'hits' | 'aggregations'>): SearchResult<T> {
-  const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
-  return { total, items: res.hits.hits.map((h) => toStored(h)), aggregations: res.aggregations };
+function toStored<T>(h: Hit<T>): Stored<T> {
+  return { id: h._id as string, doc: h._source as T, ...versionOf(h) };
 }
 
 /**
@@ -74,6 +72,8 @@ export class DocStore<T extends object> {
   readonly index: string;
   private readonly reads?: Batcher<string, Stored<T> | undefined>;
   private readonly searches?: Batcher<SearchBody, SearchResult<T>>;
+  /** Set on org-scoped indices: their records carry the ancestry of their organization (org-path.ts). */
+  readonly orgPath?: OrgPathFields;
 
   constructor(
     /** Public for the deep reads of src/store/scan.ts (points in time on this index). */
@@ -84,10 +84,69 @@ export class DocStore<T extends object> {
     batching: DocStoreBatching = {},
   ) {
     this.index = aliasName(ctx.prefix, logicalIndex);
+    this.orgPath = ORG_SCOPED_INDICES[logicalIndex];
     if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), { name: `coalesced mget ${logicalIndex}`, ...batching.reads });
     if (batching.searches) {
       this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), { name: `coalesced msearch ${logicalIndex}`, ...batching.searches });
     }
+  }
+
+  /** A hit or found document → a stored record, the index-only ancestry removed. */
+  fromHit(h: Hit<T>): Stored<T> {
+    const s = toStored(h);
+    if (this.orgPath) stripPath(s.doc, this.orgPath);
+    return s;
+  }
+
+  private toSearchResult(res: Pick<estypes.SearchResponse<T>, 'hits' | 'aggregations'>): SearchResult<T> {
+    const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
+    return { total, items: res.hits.hits.map((h) => this.fromHit(h)), aggregations: res.aggregations };
+  }
+
+  /** `doc` with its organization's ancestry when this index is org-scoped and `doc` names an organization. */
+  async stamp<D>(doc: D): Promise<D> {
+    const f = this.orgPath;
+    const org = f && this.ctx.ancestry ? orgOf(doc, f) : undefined;
+    if (!f || !this.ctx.ancestry || org === undefined) return doc;
+    return withPath(doc, f, await this.ctx.ancestry.pathOf(org));
+  }
+
+  /** Bulk operations with the ancestry stamped on every source (index, create) and partial document (update) naming an organization. */
+  private async stampOperations(ops: estypes.BulkRequest['operations']): Promise<estypes.BulkRequest['operations']> {
+    const f = this.orgPath;
+    const ancestry = this.ctx.ancestry;
+    if (!f || !ancestry || !ops) return ops;
+    type Update = { doc?: unknown; upsert?: unknown };
+    const bodies: { at: number; kind: 'source' | 'update' }[] = [];
+    const orgs: string[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      const action = ops[i] as Record<string, unknown>;
+      if ('delete' in action) continue;
+      const kind = 'update' in action ? 'update' : 'source';
+      const body = ops[i + 1];
+      i++;
+      const named = kind === 'update' ? [orgOf((body as Update).doc, f), orgOf((body as Update).upsert, f)] : [orgOf(body, f)];
+      const present = named.filter((o): o is string => o !== undefined);
+      if (present.length === 0) continue;
+      orgs.push(...present);
+      bodies.push({ at: i, kind });
+    }
+    if (bodies.length === 0) return ops;
+    const paths = await pathsOf(ancestry, orgs);
+    const out = [...ops];
+    const stampOne = (d: unknown): unknown => {
+      const o = orgOf(d, f);
+      return o === undefined ? d : withPath(d, f, paths.get(o) ?? [o]);
+    };
+    for (const b of bodies) {
+      const body = out[b.at];
+      if (b.kind === 'source') out[b.at] = stampOne(body) as (typeof out)[number];
+      else {
+        const u = body as Update;
+        out[b.at] = { ...u, ...(u.doc !== undefined ? { doc: stampOne(u.doc) } : {}), ...(u.upsert !== undefined ? { upsert: stampOne(u.upsert) } : {}) } as (typeof out)[number];
+      }
+    }
+    return out;
   }
 
   /** Makes every write to this index acknowledged before the call searchable (see visibility.ts). */
@@ -115,7 +174,7 @@ export class DocStore<T extends object> {
       this.ctx.client.get<T>({ index: this.index, id }, { ...readRetries, ignore: [404] }),
     );
     if (!res.found || !res._source) return undefined;
-    return toStored(res);
+    return this.fromHit(res);
   }
 
   private async mgetOutcomes(ids: string[]): Promise<ItemOutcome<Stored<T> | undefined>[]> {
@@ -128,7 +187,7 @@ export class DocStore<T extends object> {
         return { ok: false, error: itemError(500, d.error) };
       }
       if (!d.found || !d._source) return { ok: true, value: undefined };
-      return { ok: true, value: toStored(d) };
+      return { ok: true, value: this.fromHit(d) };
     });
   }
 
@@ -151,7 +210,7 @@ export class DocStore<T extends object> {
     );
     return res.responses.map((r): ItemOutcome<SearchResult<T>> => {
       if ('error' in r) return { ok: false, error: itemError(r.status, r.error) };
-      return { ok: true, value: toSearchResult(r) };
+      return { ok: true, value: this.toSearchResult(r) };
     });
   }
 
@@ -161,7 +220,7 @@ export class DocStore<T extends object> {
     const res = await storeCall(() => this.ctx.client.mget<T>({ index: this.index, ids }, readRetries));
     const out: Stored<T>[] = [];
     for (const d of res.docs) {
-      if ('found' in d && d.found && d._source) out.push(toStored(d));
+      if ('found' in d && d.found && d._source) out.push(this.fromHit(d));
     }
     return out;
   }
@@ -173,7 +232,7 @@ export class DocStore<T extends object> {
         index: this.index,
         require_alias: true,
         id,
-        document: doc,
+        document: await this.stamp(doc),
       });
       await this.settle(opts);
       return { id, doc, ...versionOf(res) };
@@ -191,8 +250,9 @@ export class DocStore<T extends object> {
     opts: WriteOptions & { if_seq_no?: number; if_primary_term?: number } = {},
   ): Promise<Stored<T>> {
     const { refresh, ...cond } = opts;
+    const document = await this.stamp(doc);
     const res = await storeCall(() =>
-      this.ctx.client.index({ index: this.index, require_alias: true, id, document: doc, ...cond }),
+      this.ctx.client.index({ index: this.index, require_alias: true, id, document, ...cond }),
     );
     await this.settle({ refresh });
     return { id, doc, ...versionOf(res) };
@@ -211,14 +271,16 @@ export class DocStore<T extends object> {
       if_primary_term?: number;
     } = {},
   ): Promise<Stored<T>> {
+    const doc = await this.stamp(partial as Record<string, unknown>);
+    const upsert = opts.upsert === undefined ? undefined : await this.stamp(opts.upsert);
     const res = await storeCall(
       () =>
         this.ctx.client.update<T, Record<string, unknown>, T>({
           index: this.index,
           require_alias: true,
           id,
-          doc: partial as Record<string, unknown>,
-          upsert: opts.upsert,
+          doc,
+          upsert,
           retry_on_conflict: opts.if_seq_no === undefined ? LAST_WRITE_WINS_RETRIES : undefined,
           if_seq_no: opts.if_seq_no,
           if_primary_term: opts.if_primary_term,
@@ -227,7 +289,9 @@ export class DocStore<T extends object> {
       this.notFound(id),
     );
     await this.settle(opts);
-    return { id, doc: res.get?._source as T, ...versionOf(res) };
+    const updated = res.get?._source as T;
+    if (this.orgPath) stripPath(updated, this.orgPath);
+    return { id, doc: updated, ...versionOf(res) };
   }
 
   /** Hard delete (conditional when seq_no/primary_term are given); NotFoundError when absent. */
@@ -249,7 +313,7 @@ export class DocStore<T extends object> {
         readRetries,
       ),
     );
-    return toSearchResult(res);
+    return this.toSearchResult(res);
   }
 
   /** Exact count of documents matching a query. */
@@ -263,17 +327,18 @@ export class DocStore<T extends object> {
    * cap, no scroll context left open, memory bounded by `batchSize`. `sort` must end in a
    * unique field (the PIT tiebreaker `_shard_doc` is appended).
    */
-  async *scan(query: Query, opts: { batchSize?: number; sort?: Sort } = {}): AsyncGenerator<Stored<T>[]> {
+  async *scan(query: Query, opts: { batchSize?: number; sort?: Sort; source?: string[] } = {}): AsyncGenerator<Stored<T>[]> {
     const pages = pitPages<T>(this.ctx.client, {
       index: this.index,
       query,
       size: opts.batchSize ?? 1000,
       sort: opts.sort as estypes.SortCombinations[] | undefined,
-      params: { seq_no_primary_term: true, version: true },
+      // `source`: only these fields of each document (the records are partial then).
+      params: { seq_no_primary_term: true, version: true, ...(opts.source ? { _source: opts.source } : {}) },
       requestOptions: readRetries,
       call: storeCall,
     });
-    for await (const hits of pages) yield hits.map((h) => toStored(h));
+    for await (const hits of pages) yield hits.map((h) => this.fromHit(h));
   }
 
   /** Collects a scan into one array (for bounded result sets such as "all of one org"). */
@@ -294,7 +359,8 @@ export class DocStore<T extends object> {
     operations: estypes.BulkRequest['operations'],
     opts: WriteOptions = {},
   ): Promise<estypes.BulkResponse> {
-    const res = await storeCall(() => this.ctx.client.bulk({ index: this.index, require_alias: true, operations }));
+    const stamped = await this.stampOperations(operations);
+    const res = await storeCall(() => this.ctx.client.bulk({ index: this.index, require_alias: true, operations: stamped }));
     await this.settle(opts);
     return res;
   }

@@ -22,6 +22,8 @@
  * block; a run killed during the block leaves it, and the next run (with `restart`) clears it.
  * After a swap, SeqNoPrimaryTerm versions held by clients are stale (sequence numbers are per
  * index): such writes answer 409 and the client re-reads. Integer versions stay valid.
+ * Records of an org-scoped index are copied with the ancestry of their organization as the
+ * context's tree knows it (docs/adr/0085), so a reindex also migrates records that had none.
  */
 import type { estypes } from '@elastic/elasticsearch';
 import type { StoreContext } from './client.js';
@@ -30,6 +32,7 @@ import { concreteIndexName, loadTemplates, putTemplate } from './indices.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { esErrorType } from './errors.js';
 import { pitPages } from './pit.js';
+import { ORG_SCOPED_INDICES, orgOf, pathsOf, withPath, type OrgPathFields } from './org-path.js';
 
 export type ReindexPhase = 'copy' | 'catch-up' | 'final';
 
@@ -94,6 +97,8 @@ export function reindexableIndices(): string[] {
 
 export class Reindexer {
   private readonly batchSize: number;
+  /** The organization fields of the index being copied, when it is org-scoped and the context knows the tree. */
+  private orgFields: OrgPathFields | undefined;
 
   constructor(
     private readonly ctx: StoreContext,
@@ -111,6 +116,7 @@ export class Reindexer {
     const t = loadTemplates().find((x) => x.name === name);
     if (!t) throw new NotFoundError(`no index template named ${name}; known: ${reindexableIndices().join(', ')}`);
     await putTemplate(this.ctx, t);
+    this.orgFields = this.ctx.ancestry ? ORG_SCOPED_INDICES[name] : undefined;
     const alias = aliasName(this.ctx.prefix, name);
     const members = await this.client.indices.getAlias({ name: alias }).catch((err: unknown) => {
       if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) {
@@ -258,10 +264,15 @@ export class Reindexer {
     const failures: string[] = [];
     const onProgress = this.opts.onProgress;
     const pages = this.pages(from, query, true);
+    const f = this.orgFields;
+    const ancestry = this.ctx.ancestry;
     async function* docs(): AsyncGenerator<Hit> {
       for await (const page of pages) {
+        const paths = f && ancestry ? await pathsOf(ancestry, page.flatMap((h) => orgOf(h._source, f) ?? [])) : undefined;
         for (const h of page) {
-          yield { id: h._id as string, version: h._version ?? 1, routing: h._routing, source: h._source };
+          const org = f ? orgOf(h._source, f) : undefined;
+          const source = f && org !== undefined ? withPath(h._source, f, paths?.get(org) ?? [org]) : h._source;
+          yield { id: h._id as string, version: h._version ?? 1, routing: h._routing, source };
         }
         copied += page.length;
         await onProgress?.({ phase, copied, total });

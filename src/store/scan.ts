@@ -107,15 +107,7 @@ export class PitSearch<T extends object, R> {
       const total = typeof res.hits.total === 'number' ? res.hits.total : res.hits.total?.value;
       return {
         total: opts.trackTotal === true ? total : undefined,
-        items: hits.map((h) =>
-          this.toRecord({
-            id: h._id as string,
-            doc: h._source as T,
-            seqNo: h._seq_no ?? -1,
-            primaryTerm: h._primary_term ?? 0,
-            version: h._version ?? 0,
-          }),
-        ),
+        items: hits.map((h) => this.toRecord(this.docs.fromHit(h))),
         next: { pit: res.pit_id ?? pitId, after: hits.length > 0 ? hits[hits.length - 1].sort : pos?.after },
       };
     } catch (err) {

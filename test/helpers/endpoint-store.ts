@@ -8,6 +8,7 @@ import { EndpointStore } from '../../src/resources/endpoints/store.js';
 import type { EndpointDoc } from '../../src/resources/endpoints/model.js';
 import { aliasName, type StoreContext } from '../../src/store/client.js';
 import { storeCall } from '../../src/store/errors.js';
+import { DocStore } from '../../src/store/doc-store.js';
 
 /** An EndpointStore over the app's store context (same index, same client). */
 export function endpointStore(ctx: StoreContext): EndpointStore {
@@ -20,8 +21,8 @@ export async function bulkEndpoints(
   operations: estypes.BulkRequest['operations'],
   opts: { refresh?: false } = {},
 ): Promise<estypes.BulkResponse> {
-  const index = aliasName(ctx.prefix, 'endpoints');
-  const res = await storeCall(() => ctx.client.bulk({ index, require_alias: true, operations }));
+  // Through the store layer's bulk, so the records carry their organization's ancestry as the service's writes do.
+  const res = await new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint').bulk(operations, { refresh: false });
   if (opts.refresh !== false) await refreshIndex(ctx, 'endpoints');
   return res;
 }

@@ -140,6 +140,40 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
     expect(last.stdout).to.match(/source records\s+1,000\n\s+rows written\s+0\n\s+ignored\s+1,000/);
   });
 
+  it('org-paths: records written before records carried their ancestry become visible to subtree reads of their admins', async () => {
+    const parent = await t.world.org();
+    const child = await t.world.org(parent);
+    const ids = Array.from({ length: 30 }, (_, i) => `${child}-old-${i}`);
+    // As an older release wrote them: straight into the index, no ancestry.
+    const now = new Date().toISOString();
+    const by = { username: 'seed', authenticator: 'none' };
+    const res = await t.server.store.client.bulk({
+      index: `${prefix}-endpoints`,
+      refresh: true,
+      operations: ids.flatMap((id) => [
+        { create: { _id: id } },
+        { id, orgId: child, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },
+      ]),
+    });
+    expect(res.errors).to.equal(false);
+    const admin = t.world.as(await t.world.token('admin', parent));
+    const count = async (): Promise<number> => {
+      const page = await admin.post<{ totalCount: number }>('/endpoint/page-search', { criteria: {} });
+      expect(page.status).to.equal(200);
+      return page.body.totalCount;
+    };
+    expect(await count(), 'unstamped records are not in the subtree').to.equal(0);
+    const run = await cli('ops', ['org-paths', '--json']);
+    expect(run.code, run.stderr).to.equal(0);
+    const out = JSON.parse(run.stdout) as { stamped: number; left: number };
+    expect(out.stamped).to.be.at.least(ids.length);
+    expect(out.left).to.equal(0);
+    expect(await count()).to.equal(ids.length);
+    const again = await cli('ops', ['org-paths', '--json']);
+    expect(again.code, again.stderr).to.equal(0);
+    expect((JSON.parse(again.stdout) as { stamped: number }).stamped, 'a second run finds nothing to do').to.equal(0);
+  });
+
   it('reindex: no-op when current, --force reindexes, a leftover exits 3 until --restart', async () => {
     const alias = `${prefix}-client-versions`;
     const current = await cli('ops', ['reindex', 'client-versions']);

@@ -40,11 +40,11 @@ describe('endpoint model rules', () => {
     expect(isScannerSubject(undefined)).to.equal(false);
   });
 
-  it('criteria always keep the family, the live records and the caller’s orgs', () => {
-    const q = utmCriteriaQuery({ connectionStatuses: [], siteKey: 'k' }, ['o1', 'o2']);
+  it('criteria always keep the family, the live records and the caller’s scope', () => {
+    const q = utmCriteriaQuery({ connectionStatuses: [], siteKey: 'k' }, { term: { orgPath: 'o1' } });
     expect(q).to.deep.equal({
       bool: {
-        filter: [{ terms: { type: ['EXTERNAL_UTM', 'VC_UTM'] } }, { terms: { orgId: ['o1', 'o2'] } }, { term: { 'site.id': 'k' } }],
+        filter: [{ terms: { type: ['EXTERNAL_UTM', 'VC_UTM'] } }, { term: { orgPath: 'o1' } }, { term: { 'site.id': 'k' } }],
         must_not: [{ term: { deleted: true } }],
       },
     });

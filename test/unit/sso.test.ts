@@ -83,7 +83,8 @@ describe('Grants → Access', () => {
   const parents: Record<string, string | undefined> = { msp: undefined, acme: 'msp', 'acme-site': 'acme', beta: 'msp', other: undefined };
   const orgs: OrgTree = {
     exists: (id) => Promise.resolve(id in parents),
-    subtree: (id) => Promise.resolve(Object.keys(parents).filter((o) => o === id || parents[o] === id || parents[parents[o] ?? ''] === id)),
+    // A subtree is one term on the records' ancestry (docs/adr/0085-organization-ancestry-on-records.md).
+    subtreeQuery: (id) => Promise.resolve({ term: { orgPath: id } }),
     isWithin: (id, root) => Promise.resolve(id === root || parents[id] === root || parents[parents[id] ?? ''] === root),
   };
   const person = principalOf({
@@ -107,19 +108,23 @@ describe('Grants → Access', () => {
 
   it('reads across the union of subtrees and writes only where a grant is admin', async () => {
     const read = new Access(person, orgs, ['admin', 'reader']);
-    expect((await read.visibleOrgs())?.sort()).to.deep.equal(['acme', 'acme-site', 'beta']);
+    expect(await read.orgFilter()).to.deep.equal({
+      bool: { should: [{ term: { orgPath: 'acme' } }, { term: { orgPath: 'beta' } }], minimum_should_match: 1 },
+    });
+    expect(await read.covers('beta')).to.equal(true);
+    expect(await read.covers('other')).to.equal(false);
     await read.assertOrg('beta');
     const write = new Access(person, orgs, ['admin']);
     await write.assertOrg('acme-site');
     let refused: unknown;
     await write.assertOrg('beta').catch((e: unknown) => (refused = e));
     expect(refused).to.be.instanceOf(ForbiddenError);
-    expect(await write.visibleOrgs()).to.deep.equal(['acme', 'acme-site']);
+    expect(await write.orgFilter()).to.deep.equal({ term: { orgPath: 'acme' } });
   });
 
   it('keeps a token’s single grant as before', async () => {
     const token = new Access({ role: 'reader', name: 't', tokenId: 't1', orgId: 'acme' }, orgs, ['admin', 'reader']);
-    expect((await token.visibleOrgs())?.sort()).to.deep.equal(['acme', 'acme-site']);
+    expect(await token.orgFilter()).to.deep.equal({ term: { orgPath: 'acme' } });
     expect(new Access({ role: 'system', name: 'root', tokenId: 't0' }, orgs, ['admin']).unrestricted).to.equal(true);
   });
 });

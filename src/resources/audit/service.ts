@@ -102,8 +102,8 @@ export class AuditService {
    */
   async search(criteria: AuditSearchCriteria, pr: PageRequest, access: Access): Promise<Page<AuditEvent>> {
     const filter: Query[] = [];
-    const orgs = await access.resolveOrgs(criteria.orgId, criteria.includeChildren ?? false);
-    if (orgs) filter.push({ terms: { 'target.orgId': orgs } });
+    const scope = await access.resolveScope(criteria.orgId, criteria.includeChildren ?? false, 'target.orgId');
+    if (scope) filter.push(scope);
     if (criteria.from !== undefined || criteria.to !== undefined)
       filter.push({ range: { timestamp: { gte: criteria.from, lt: criteria.to } } });
     const terms: [keyof AuditSearchCriteria, string][] = [

@@ -44,11 +44,12 @@ export class AuditStore implements GenerationalIndex {
   }
 
   private async send(events: AuditEvent[]): Promise<ItemOutcome<void>[]> {
+    const stamped = await Promise.all(events.map((e) => this.docs.stamp(e)));
     const res = await storeCall(() =>
       this.ctx.client.bulk({
         index: this.docs.index,
         require_alias: true,
-        operations: events.flatMap((e) => [{ create: { _id: e.id } }, e]),
+        operations: stamped.flatMap((e) => [{ create: { _id: e.id } }, e]),
       }),
     );
     return res.items.map((item) => {

@@ -156,11 +156,9 @@ export class ClientVersionService {
 
   /** Every organization with a non-empty pin (legacy or per OS). */
   async listTargetVersions(access: Access): Promise<OrgTargetVersion[]> {
-    const visible = await access.visibleOrgs();
-    const allowed = visible ? new Set(visible) : undefined;
     const out: OrgTargetVersion[] = [];
     for await (const batch of this.configs.withPins()) {
-      for (const doc of batch) if (!allowed || allowed.has(doc.orgId)) out.push(pinsOf(doc.orgId, doc));
+      for (const doc of batch) if (await access.covers(doc.orgId)) out.push(pinsOf(doc.orgId, doc));
     }
     return out;
   }

@@ -1,7 +1,7 @@
 /**
  * Long reads over the agents matching EndpointCriteria, for bulk work (jobs): the
- * same query the page search builds (criteria.ts), limited to an explicit list of
- * organizations, counted or streamed in `id` order from after a checkpoint. Part of the
+ * same query the page search builds (criteria.ts), limited to an organization scope,
+ * counted or streamed in `id` order from after a checkpoint. Part of the
  * endpoints resource's service surface: other resources scan agents through this, never
  * through the store.
  */
@@ -18,21 +18,21 @@ export interface ScannedAgent {
 export class AgentScan {
   constructor(private readonly store: EndpointStore) {}
 
-  /** The page search's query, AND-ed with `orgs` (undefined: unrestricted), after `afterId` when given. */
-  private async query(c: EndpointCriteria, orgs: string[] | undefined, now: number, afterId?: string): Promise<Query> {
+  /** The page search's query within `scope` (undefined: unrestricted), after `afterId` when given. */
+  private async query(c: EndpointCriteria, scope: Query | undefined, now: number, afterId?: string): Promise<Query> {
     // Presence decides POTENTIALLY_DISCONNECTED inside the query, as the page search's does.
-    const base = endpointCriteriaQuery(c, orgs, now, await this.store.presence?.view());
+    const base = endpointCriteriaQuery(c, scope, now, await this.store.presence?.view());
     return afterId === undefined ? base : { bool: { filter: [base, { range: { id: { gt: afterId } } }] } };
   }
 
   /** How many agents match (after `afterId` when given). */
-  async count(c: EndpointCriteria, orgs: string[] | undefined, now: number, afterId?: string): Promise<number> {
-    return this.store.count(await this.query(c, orgs, now, afterId));
+  async count(c: EndpointCriteria, scope: Query | undefined, now: number, afterId?: string): Promise<number> {
+    return this.store.count(await this.query(c, scope, now, afterId));
   }
 
   /** How many agents match in each organization (a job's dry run), largest first. */
-  async countByOrg(c: EndpointCriteria, orgs: string[] | undefined, now: number): Promise<{ orgId: string; count: number }[]> {
-    const buckets = await this.store.termsAll(await this.query(c, orgs, now), 'orgId');
+  async countByOrg(c: EndpointCriteria, scope: Query | undefined, now: number): Promise<{ orgId: string; count: number }[]> {
+    const buckets = await this.store.termsAll(await this.query(c, scope, now), 'orgId');
     return buckets.map((b) => ({ orgId: b.key, count: b.count })).sort((a, b) => b.count - a.count || a.orgId.localeCompare(b.orgId));
   }
 
@@ -42,11 +42,11 @@ export class AgentScan {
    */
   async *scan(
     c: EndpointCriteria,
-    orgs: string[] | undefined,
+    scope: Query | undefined,
     now: number,
     opts: { afterId?: string; batchSize: number },
   ): AsyncGenerator<ScannedAgent[]> {
-    for await (const batch of this.store.scan(await this.query(c, orgs, now, opts.afterId), opts.batchSize)) {
+    for await (const batch of this.store.scan(await this.query(c, scope, now, opts.afterId), opts.batchSize)) {
       yield batch.map((h) => ({ id: h.doc.id, orgId: h.doc.orgId }));
     }
   }

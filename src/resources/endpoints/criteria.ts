@@ -36,12 +36,12 @@ export const DEFAULT_HIDE_INACTIVE_AFTER_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /**
- * The live (not deleted) records of a family, limited to `orgs` when given (undefined:
- * unrestricted caller; an empty list matches nothing).
+ * The live (not deleted) records of a family, limited to an organization scope when given
+ * (undefined: unrestricted caller; see Access.resolveScope).
  */
-export function familyQuery(family: Family, orgs: string[] | undefined, filters: Query[] = [], mustNot: Query[] = []): Query {
+export function familyQuery(family: Family, scope: Query | undefined, filters: Query[] = [], mustNot: Query[] = []): Query {
   const filter: Query[] = [{ terms: { type: [...FAMILY_TYPES[family]] } }];
-  if (orgs) filter.push({ terms: { orgId: orgs } });
+  if (scope) filter.push(scope);
   return { bool: { filter: [...filter, ...filters], must_not: [{ term: { deleted: true } }, ...mustNot] } };
 }
 
@@ -53,8 +53,8 @@ function termsIfAny(field: string, values: readonly string[] | undefined): Query
  * UtmCriteria: every field filters; empty lists do not. `siteKey` matches the site's id.
  * Connection statuses are matched as they read, presence applied (`presence`, presence.ts).
  */
-export function utmCriteriaQuery(c: UtmCriteria, orgs: string[] | undefined, presence?: PresenceView): Query {
-  return familyQuery('utm', orgs, [
+export function utmCriteriaQuery(c: UtmCriteria, scope: Query | undefined, presence?: PresenceView): Query {
+  return familyQuery('utm', scope, [
     ...connectionStatusFilter(c.connectionStatuses, presence),
     ...termsIfAny('externalStatus', c.externalStatuses),
     ...termsIfAny('wanStatus', c.wanStatuses),
@@ -64,10 +64,10 @@ export function utmCriteriaQuery(c: UtmCriteria, orgs: string[] | undefined, pre
   ]);
 }
 
-export function lteCriteriaQuery(c: LteEndpointCriteria, orgs: string[] | undefined): Query {
+export function lteCriteriaQuery(c: LteEndpointCriteria, scope: Query | undefined): Query {
   return familyQuery(
     'lte',
-    orgs,
+    scope,
     c.dataUsageGreaterThen !== undefined ? [{ range: { dataUsage: { gt: c.dataUsageGreaterThen } } }] : [],
   );
 }
@@ -78,7 +78,7 @@ export function lteCriteriaQuery(c: LteEndpointCriteria, orgs: string[] | undefi
  * match, the last one as a prefix). `showInactiveEndpoints: false` keeps endpoints that are
  * CONNECTED (presence applied) or connected or seen within the last `hideInactiveAfterDays` days.
  */
-export function endpointCriteriaQuery(c: EndpointCriteria, orgs: string[] | undefined, now = Date.now(), presence?: PresenceView): Query {
+export function endpointCriteriaQuery(c: EndpointCriteria, scope: Query | undefined, now = Date.now(), presence?: PresenceView): Query {
   const filters: Query[] = [...connectionStatusFilter(c.connectionStatuses, presence)];
   const mustNot: Query[] = [];
   if (c.basic) filters.push({ match_bool_prefix: { basicText: { query: c.basic, operator: 'and' } } });
@@ -96,5 +96,5 @@ export function endpointCriteriaQuery(c: EndpointCriteria, orgs: string[] | unde
       },
     });
   }
-  return familyQuery('agent', orgs, filters, mustNot);
+  return familyQuery('agent', scope, filters, mustNot);
 }

@@ -37,7 +37,7 @@ export class EndpointQueries {
    * fit in one batch (the usual case), else streamed with a point in time.
    */
   private async list(family: Family, filters: Query[], access: Access): Promise<EndpointRecord[]> {
-    const query = familyQuery(family, await access.visibleOrgs(), filters);
+    const query = familyQuery(family, await access.orgFilter(), filters);
     return (await this.store.allMatching(query, LIST_BATCH)).map(toEndpointRecordInPlace);
   }
 
@@ -53,10 +53,17 @@ export class EndpointQueries {
     return this.list('lte', [{ term: { 'site.id': siteId } }], access);
   }
 
-  /** Agents of the org's direct child organizations, or of every organization below it. */
+  /**
+   * Agents of the org's direct child organizations (a list as long as the org has children), or
+   * of every organization below it (its subtree without itself: two terms).
+   */
   async agentsBelow(orgId: string, depth: 'children' | 'descendants', access: Access): Promise<EndpointRecord[]> {
+    if (depth === 'descendants') {
+      const below: Query = { bool: { filter: [await access.resolveScope(orgId, true) ?? { match_all: {} }], must_not: [{ term: { orgId } }] } };
+      return this.list('agent', [below], access);
+    }
     await access.assertOrg(orgId);
-    const orgs = depth === 'children' ? await this.orgs.children(orgId) : await this.orgs.descendants(orgId);
+    const orgs = await this.orgs.children(orgId);
     if (orgs.length === 0) return [];
     return this.list('agent', [{ terms: { orgId: orgs } }], access);
   }
@@ -67,13 +74,13 @@ export class EndpointQueries {
   }
 
   private async utmQuery(c: UtmCriteria, access: Access, view?: PresenceView): Promise<Query> {
-    return utmCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false), view ?? (await this.store.presence?.view()));
+    return utmCriteriaQuery(c, await access.resolveScope(c.orgId, c.includeChildren ?? false), view ?? (await this.store.presence?.view()));
   }
 
   /** EndpointCriteria's query over agents, presence applied (a stale CONNECTED one reads POTENTIALLY_DISCONNECTED). */
   private async agentQuery(c: EndpointCriteria, access: Access, view?: PresenceView): Promise<Query> {
     const v = view ?? (await this.store.presence?.view());
-    return endpointCriteriaQuery(c, await access.resolveOrgs(c.orgId, false), v?.nowMs ?? Date.now(), v);
+    return endpointCriteriaQuery(c, await access.resolveScope(c.orgId, false), v?.nowMs ?? Date.now(), v);
   }
 
   /** The presence view the status counts decide with. */
@@ -108,13 +115,13 @@ export class EndpointQueries {
   }
 
   async searchLte(c: LteEndpointCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
-    const query = lteCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false));
+    const query = lteCriteriaQuery(c, await access.resolveScope(c.orgId, c.includeChildren ?? false));
     return this.page(query, pr, LTE_SORT);
   }
 
   /** Sum of dataUsage over the LTE endpoints visible to the caller. */
   async lteDataUsageSum(access: Access): Promise<number> {
-    return this.store.sum(familyQuery('lte', await access.visibleOrgs()), 'dataUsage');
+    return this.store.sum(familyQuery('lte', await access.orgFilter()), 'dataUsage');
   }
 
   async searchAgents(c: EndpointCriteria, pr: PageRequest, access: Access): Promise<Page<EndpointRecord>> {
@@ -135,15 +142,15 @@ export class EndpointQueries {
   }
 
   async deepLte(c: LteEndpointCriteria, pr: PageRequest, access: Access): Promise<PitSearch<EndpointDoc, EndpointRecord>> {
-    const query = lteCriteriaQuery(c, await access.resolveOrgs(c.orgId, c.includeChildren ?? false));
+    const query = lteCriteriaQuery(c, await access.resolveScope(c.orgId, c.includeChildren ?? false));
     return this.store.pitSearch(query, pageQuery({ ...pr, page: 0 }, LTE_SORT).sort);
   }
 
   // ---- for other resources (their callers decided access) ------------------------------------
 
-  /** Every value of a field with its count of non-deleted endpoints in `orgs` (all orgs when undefined), by count then value. */
-  async countsByValue(field: string, orgs: string[] | undefined): Promise<TermCount[]> {
-    const filter: Query[] = orgs ? [{ terms: { orgId: orgs } }] : [];
+  /** Every value of a field with its count of non-deleted endpoints within `scope` (all orgs when undefined), by count then value. */
+  async countsByValue(field: string, scope: Query | undefined): Promise<TermCount[]> {
+    const filter: Query[] = scope ? [scope] : [];
     const query: Query = { bool: { filter, must_not: [{ term: { deleted: true } }] } };
     return (await this.store.termsAll(query, field)).sort(byCountThenKey);
   }

@@ -22,6 +22,7 @@ import { AppError, WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { AgentScan, ScannedAgent } from '../endpoints/agent-scan.js';
 import { withDeferredVisibility } from '../../store/visibility.js';
+import type { Query } from '../../store/doc-store.js';
 import { inBatchSpan } from '../../tracing.js';
 import { actOn, type JobTargets } from './actions.js';
 import { leaseLive } from './service.js';
@@ -200,9 +201,9 @@ export class JobRunner {
     let end: RunEnd;
     try {
       // The creator's subtree, re-resolved on every (re)start: an org moved out of it since creation is refused (403).
-      let orgs: string[] | undefined;
+      let orgs: Query | undefined;
       try {
-        orgs = await access.resolveOrgs(d.criteria.orgId, false);
+        orgs = await access.resolveScope(d.criteria.orgId, false);
       } catch (err) {
         if (isTransient(err)) throw err;
         await this.finish(held, 'FAILED', (err as Error).message);

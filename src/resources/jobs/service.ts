@@ -126,7 +126,7 @@ export class JobService {
     const p = access.principal;
     if (p.role !== 'system' && p.role !== 'admin') throw new ForbiddenError(`role ${p.role} may not create jobs`);
     assertExplicitSelection(input);
-    const orgs = await access.resolveOrgs(input.criteria.orgId, false);
+    const orgs = await access.resolveScope(input.criteria.orgId, false);
     const now = new Date().toISOString();
     // The count the job starts from, for its audit event (the runner counts again when it starts).
     const matched = await this.agents.count(input.criteria, orgs, Date.parse(now));
@@ -170,7 +170,7 @@ export class JobService {
     const p = access.principal;
     if (p.role !== 'system' && p.role !== 'admin') throw new ForbiddenError(`role ${p.role} may not create jobs`);
     assertExplicitSelection(input);
-    const orgs = await access.resolveOrgs(input.criteria.orgId, false);
+    const orgs = await access.resolveScope(input.criteria.orgId, false);
     const organizations = await this.agents.countByOrg(input.criteria, orgs, Date.now());
     const matched = organizations.reduce((n, o) => n + o.count, 0);
     const typedConfirmation = input.action.type === 'SOFT_DELETE' && matched > this.confirmTypedCount;

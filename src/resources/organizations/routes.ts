@@ -32,6 +32,17 @@ const updateBody = Joi.object({
   .required()
   .label('OrganizationUpdate').meta({ className: 'OrganizationUpdate' });
 
+const moveStatus = Joi.object({
+  orgId: Joi.string().required(),
+  fromParentId: Joi.string().description('the parent before the move (absent: it was a root)'),
+  toParentId: Joi.string().description('the parent after the move (absent: it became a root)'),
+  state: Joi.string().valid('RUNNING', 'DONE').required().description('RUNNING while records below the organization are being given their new ancestry'),
+  recordsRewritten: Joi.number().integer().min(0).required(),
+  recordsRemaining: Joi.number().integer().min(0).required().description('records still showing the old place, counted now'),
+  startedAt: isoDateOut.required(),
+  finishedAt: isoDateOut,
+}).label('OrganizationMoveStatus');
+
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'admin', sec: true, roles: SYSTEM_ONLY, errors: [400, 401, 403, 404, 409] });
 
@@ -71,6 +82,18 @@ export function organizationRoutes(orgs: OrganizationService): RouteSpec[] {
       body: updateBody,
       responses: { 200: { description: 'OK', schema: organization } },
       handler: async ({ params, body }) => ok(await orgs.update(params.id, body)),
+    }),
+    route<{ id: string }>({
+      operationId: 'getOrganizationMove',
+      method: 'GET',
+      path: '/admin/organizations/{id}/move',
+      summary: "Progress of the organization's last move: the background rewrite of the records below it",
+      lane: 'interactive',
+      extension: true,
+      params: Joi.object({ id: id.required() }),
+      responses: { 200: { description: 'OK', schema: moveStatus } },
+      errors: [400, 401, 403, 404],
+      handler: async ({ params }) => ok(await orgs.moveStatus(params.id)),
     }),
   ];
 }

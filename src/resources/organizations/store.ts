@@ -10,8 +10,8 @@ import { itemError } from '../../store/item-errors.js';
 import type { StoreContext } from '../../store/client.js';
 import type { UserKey } from '../../domain.js';
 
-/** Ids per multi-get when listing organizations by id. */
-const MGET_CHUNK = 1000;
+/** Organizations per bulk when a move rewrites the ancestors below it. */
+const SET_ANCESTORS_BATCH = 5000;
 
 export interface OrganizationDoc {
   id: string;
@@ -56,13 +56,19 @@ export class OrganizationStore {
     return (await this.docs.all({ term: { ancestors: id } })).map((h) => h.doc);
   }
 
-  /** Sets the ancestors of several organizations in one bulk (after a move). */
+  /** Sets the ancestors of several organizations (after a move), in bulks of a few thousand. */
   async setAncestors(updates: { id: string; ancestors: string[] }[]): Promise<void> {
-    if (updates.length === 0) return;
-    const res = await this.docs.bulk(updates.flatMap((u) => [{ update: { _id: u.id, retry_on_conflict: 10 } }, { doc: { ancestors: u.ancestors } }]));
-    if (!res.errors) return;
-    const failed = res.items.map((i) => i.update).find((r) => r?.error);
-    throw itemError(failed?.status ?? 500, failed?.error);
+    for (let i = 0; i < updates.length; i += SET_ANCESTORS_BATCH) {
+      const chunk = updates.slice(i, i + SET_ANCESTORS_BATCH);
+      const last = i + SET_ANCESTORS_BATCH >= updates.length;
+      const res = await this.docs.bulk(
+        chunk.flatMap((u) => [{ update: { _id: u.id, retry_on_conflict: 10 } }, { doc: { ancestors: u.ancestors } }]),
+        last ? {} : { refresh: false },
+      );
+      if (!res.errors) continue;
+      const failed = res.items.map((it) => it.update).find((r) => r?.error);
+      throw itemError(failed?.status ?? 500, failed?.error);
+    }
   }
 
   /** Create-only; 409 when the id exists. Not waiting for a refresh (see above). */
@@ -71,24 +77,19 @@ export class OrganizationStore {
     return doc;
   }
 
-  /** Organizations by id (every one when `ids` is undefined), at most `limit`. */
-  async list(ids: string[] | undefined, limit: number): Promise<OrganizationDoc[]> {
-    if (ids) {
-      const out: OrganizationDoc[] = [];
-      for (let k = 0; k < ids.length && out.length < limit; k += MGET_CHUNK) {
-        out.push(...(await this.getMany(ids.slice(k, k + MGET_CHUNK))));
-      }
-      return out.slice(0, limit);
-    }
+  /** The organization `root` and every one below it (every organization when `root` is undefined), at most `limit`. */
+  async listSubtree(root: string | undefined, limit: number): Promise<OrganizationDoc[]> {
     await this.docs.visible();
-    return (await this.docs.all({ match_all: {} }, { limit })).map((h) => h.doc);
+    const query = root === undefined ? { match_all: {} } : { bool: { should: [{ term: { id: root } }, { term: { ancestors: root } }], minimum_should_match: 1 } };
+    return (await this.docs.all(query, { limit })).map((h) => h.doc);
   }
 
   /** Every organization's id and parent, streamed (for the in-memory tree). */
   async allLinks(): Promise<{ id: string; parentId?: string }[]> {
     await this.docs.visible();
     const out: { id: string; parentId?: string }[] = [];
-    for await (const batch of this.docs.scan({ match_all: {} }, { batchSize: 5000 })) {
+    // Only the link: names and ancestor lists are most of each document and the tree needs neither.
+    for await (const batch of this.docs.scan({ match_all: {} }, { batchSize: 10_000, source: ['id', 'parentId'] })) {
       for (const h of batch) out.push({ id: h.doc.id, parentId: h.doc.parentId });
     }
     return out;

@@ -4,6 +4,7 @@
  */
 import type { Access } from '../../http/auth.js';
 import type { TermCount } from '../../store/aggregations.js';
+import type { Query } from '../../store/doc-store.js';
 import type { EndpointService } from '../endpoints/service.js';
 
 export const HOST_INFO_COLUMNS = [
@@ -31,13 +32,13 @@ export class ReportService {
    * non-deleted endpoints in the named orgs (exactly those; none named → the caller's subtree).
    */
   async hostInfoAggregation(criteria: ReportCriteria, access: Access): Promise<TermCount[]> {
-    let orgs: string[] | undefined;
+    let scope: Query | undefined;
     if (criteria.orgIds.length > 0) {
       for (const org of criteria.orgIds) await access.assertOrg(org);
-      orgs = [...new Set(criteria.orgIds)];
+      scope = { terms: { orgId: [...new Set(criteria.orgIds)] } };
     } else {
-      orgs = await access.visibleOrgs();
+      scope = await access.orgFilter();
     }
-    return this.endpoints.queries.countsByValue(`hostInfo.${criteria.column}`, orgs);
+    return this.endpoints.queries.countsByValue(`hostInfo.${criteria.column}`, scope);
   }
 }

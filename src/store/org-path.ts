@@ -1,0 +1,84 @@
+/**
+ * Organization ancestry on org-scoped records (docs/adr/0085-organization-ancestry-on-records.md).
+ * A record of organization O carries `orgPath`: the ids from O's root down to O itself, so the
+ * records of a subtree are the ones whose `orgPath` holds the subtree's root — one term, whatever
+ * the subtree's size. The store stamps it on every write that sets the organization field and
+ * strips it from every record it reads: it is an index detail, never part of a response.
+ */
+
+/** Where an index keeps the organization of its records and their ancestry. */
+export interface OrgPathFields {
+  /** The organization id (a dotted path for nested fields, e.g. `target.orgId`). */
+  org: string;
+  /** The ancestry keyword array beside it. */
+  path: string;
+}
+
+/** The org-scoped indices: read by subtree, so their records carry the ancestry. */
+export const ORG_SCOPED_INDICES: Readonly<Record<string, OrgPathFields>> = {
+  endpoints: { org: 'orgId', path: 'orgPath' },
+  jobs: { org: 'orgId', path: 'orgPath' },
+  licenses: { org: 'orgId', path: 'orgPath' },
+  'org-license-contracts': { org: 'orgId', path: 'orgPath' },
+  'network-hosts': { org: 'orgId', path: 'orgPath' },
+  'network-heartbeats': { org: 'orgId', path: 'orgPath' },
+  'software-inventory': { org: 'orgId', path: 'orgPath' },
+  audit: { org: 'target.orgId', path: 'target.orgPath' },
+};
+
+/** The path field beside an organization field (`orgId` → `orgPath`, `target.orgId` → `target.orgPath`). */
+export function pathFieldOf(orgField: string): string {
+  return orgField.replace(/orgId$/, 'orgPath');
+}
+
+/** Answers an organization's ancestry (the organization tree, injected into the store context). */
+export interface OrgAncestry {
+  /** Ids from the org's root down to the org itself; an org the tree does not know: itself alone. */
+  pathOf(orgId: string): Promise<string[]>;
+}
+
+type Obj = Record<string, unknown>;
+
+function parentOf(doc: Obj, dotted: string): { holder: Obj | undefined; key: string } {
+  const parts = dotted.split('.');
+  let cur: unknown = doc;
+  for (const p of parts.slice(0, -1)) {
+    cur = cur && typeof cur === 'object' ? (cur as Obj)[p] : undefined;
+  }
+  return { holder: cur && typeof cur === 'object' ? (cur as Obj) : undefined, key: parts[parts.length - 1] };
+}
+
+/** The organization a document (or partial document) names, if it names one. */
+export function orgOf(doc: unknown, f: OrgPathFields): string | undefined {
+  if (!doc || typeof doc !== 'object') return undefined;
+  const { holder, key } = parentOf(doc as Obj, f.org);
+  const v = holder?.[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A copy of `doc` with the ancestry of its organization set (the caller's object is left alone). */
+export function withPath<D>(doc: D, f: OrgPathFields, path: string[]): D {
+  const copy = { ...(doc as Obj) };
+  const parts = f.path.split('.');
+  let cur = copy;
+  for (const p of parts.slice(0, -1)) {
+    cur[p] = { ...(cur[p] as Obj) };
+    cur = cur[p] as Obj;
+  }
+  cur[parts[parts.length - 1]] = path;
+  return copy as D;
+}
+
+/** Removes the ancestry from a document read from the store (in place). */
+export function stripPath(doc: unknown, f: OrgPathFields): void {
+  if (!doc || typeof doc !== 'object') return;
+  const { holder, key } = parentOf(doc as Obj, f.path);
+  if (holder && key in holder) delete holder[key];
+}
+
+/** The ancestries of several organizations, each resolved once. */
+export async function pathsOf(ancestry: OrgAncestry, orgIds: Iterable<string>): Promise<Map<string, string[]>> {
+  const unique = [...new Set(orgIds)];
+  const paths = await Promise.all(unique.map((o) => ancestry.pathOf(o)));
+  return new Map(unique.map((o, i) => [o, paths[i]]));
+}
