@@ -7,7 +7,7 @@ export type JobPage = Schema<'JobPage'>;
 export type JobAction = Schema<'JobAction'>;
 export type JobCriteria = Schema<'EndpointCriteria'>;
 
-export type JobDryRun = Ok<'createJob'>;
+export type JobDryRun = Schema<'JobDryRun'>;
 
 /**
  * True when the criteria narrow nothing, so a job selects every agent the caller sees: the

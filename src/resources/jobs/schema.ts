@@ -79,7 +79,7 @@ export const jobDryRun = Joi.object({
   matched: Joi.number().integer().min(0).required().description('agents the job would act on now'),
   organizations: Joi.array()
     .items(
-      Joi.object({ orgId: Joi.string().required(), count: Joi.number().integer().min(1).required() }).label('JobDryRunOrganization'),
+      Joi.object({ orgId: Joi.string().required(), count: Joi.number().integer().min(1).required() }).label('JobDryRunOrganization').meta({ className: 'JobDryRunOrganization' }),
     )
     .required()
     .description('the organizations those agents belong to, with how many in each, largest first'),
@@ -87,7 +87,9 @@ export const jobDryRun = Joi.object({
   typedConfirmation: Joi.boolean()
     .required()
     .description('true for a SOFT_DELETE matching more agents than ECS_JOB_CONFIRM_TYPED_COUNT: a console asks the person to type the count before starting it'),
-}).label('JobDryRun');
+})
+  .label('JobDryRun')
+  .meta({ className: 'JobDryRun' });
 
 const failure = Joi.object({
   endpointId: Joi.string().required(),

@@ -41,7 +41,9 @@ const moveStatus = Joi.object({
   recordsRemaining: Joi.number().integer().min(0).required().description('records still showing the old place, counted now'),
   startedAt: isoDateOut.required(),
   finishedAt: isoDateOut,
-}).label('OrganizationMoveStatus');
+})
+  .label('OrganizationMoveStatus')
+  .meta({ className: 'OrganizationMoveStatus' });
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: 'admin', sec: true, roles: SYSTEM_ONLY, errors: [400, 401, 403, 404, 409] });
