@@ -57,6 +57,8 @@ const ERROR_EXTENSIONS = new Set(['requestId', 'traceId']);
 export class Conformance {
   private readonly ops: OperationCheck[] = [];
   private readonly errorBody: ValidateFunction | undefined;
+  /** Each discriminator property of the document's unions, with every value its mappings name. */
+  private readonly discriminators = new Map<string, string[]>();
   readonly violations: string[] = [];
 
   constructor(doc: Json) {
@@ -71,6 +73,10 @@ export class Conformance {
     // Named schemas refer to each other: every reference points into the one `components` schema.
     ajv.addSchema({ $id: 'components', $defs: refs(components as Json) });
     this.errorBody = components.ErrorBody ? ajv.getSchema('components#/$defs/ErrorBody') : undefined;
+    for (const schema of Object.values(components)) {
+      const d = (schema as { discriminator?: { propertyName: string; mapping?: Record<string, string> } }).discriminator;
+      if (d?.mapping) this.discriminators.set(d.propertyName, [...new Set([...(this.discriminators.get(d.propertyName) ?? []), ...Object.keys(d.mapping)])]);
+    }
     // Requests: parameters arrive as text, so their validator converts as a server does (coerceTypes);
     // not strict, because a request schema keeps annotations (readOnly server-owned fields) by design.
     const requestAjv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, coerceTypes: 'array' });
@@ -151,10 +157,25 @@ export class Conformance {
       // An operation without a body never reads one; an empty one (`{}`, as some agents send) says nothing.
       const empty = req.body === '' || req.body === null || (typeof req.body === 'object' && Object.keys(req.body).length === 0);
       if (!empty) problems.push(`${where}: no body declared`);
-    } else if (!r.body.validate(req.body)) {
+    } else if (!r.body.validate(req.body) && !this.discriminatorDefaulted(r.body.validate, req.body)) {
       problems.push(`${where}: body ${ajvText(r.body.validate)}`);
     }
     return problems;
+  }
+
+  /**
+   * The document requires a union's discriminator (`type`) in every member, as generated clients
+   * need; the service takes an endpoint body without it and applies the family of its path
+   * (docs/adr/0081-discriminated-unions.md). Such a body conforms when one of the
+   * discriminator's values makes it conform.
+   */
+  private discriminatorDefaulted(validate: ValidateFunction, body: unknown): boolean {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+    for (const [property, values] of this.discriminators) {
+      if (property in body) continue;
+      if (values.some((v) => validate({ ...body, [property]: v }))) return true;
+    }
+    return false;
   }
 
   private errorShape(where: string, body: unknown): string[] {
