@@ -227,7 +227,7 @@ export class CommandService {
     } else if (reason !== undefined && to !== 'SENT') {
       partial.failureReason = reason;
     }
-    const now = new Date().toISOString();
+    const now = this.moveTime();
     const by = access.userKey;
     const signOfLife = this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId) : undefined;
     const change: Partial<CommandMessageDoc> = { ...partial, status: to, updatedAt: now, updatedBy: by };
@@ -238,6 +238,17 @@ export class CommandService {
       await this.recordDelivery(hit.doc, by.username, now);
     }
     return this.record(updated);
+  }
+
+  private lastMoveMs = 0;
+
+  /**
+   * A move's time, never the same twice on this instance: a conflict is read back by the change
+   * it made (patchOnce), so two concurrent moves of one message must not write equal changes.
+   */
+  private moveTime(): string {
+    this.lastMoveMs = Math.max(Date.now(), this.lastMoveMs + 1);
+    return new Date(this.lastMoveMs).toISOString();
   }
 
   /**
