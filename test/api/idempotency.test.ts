@@ -79,8 +79,8 @@ describe('Idempotency-Key: retries of server-id creates without duplicates', fun
 
   it('the same key from another token is another key: independent records', async () => {
     const k = key();
-    const a = await adminA.post<EndpointRecord>('/lte-endpoint', { orgId: orgA, name: 'router' }, withKey(k));
-    const b = await adminB.post<EndpointRecord>('/lte-endpoint', { orgId: orgB, name: 'router' }, withKey(k));
+    const a = await adminA.post<EndpointRecord>('/lte-endpoint', { orgId: orgA, displayName: 'router' }, withKey(k));
+    const b = await adminB.post<EndpointRecord>('/lte-endpoint', { orgId: orgB, displayName: 'router' }, withKey(k));
     expect(a.status, a.text).to.equal(200);
     expect(b.status, b.text).to.equal(200);
     expect(a.body.id).to.not.equal(b.body.id);
