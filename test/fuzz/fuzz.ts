@@ -75,7 +75,9 @@ class RequestSchemas {
 
   constructor(doc: Schema) {
     addFormats(this.ajv);
-    this.ajv.addSchema({ $id: 'components', $defs: ((doc.components as Schema | undefined)?.schemas ?? {}) as Schema });
+    // Named schemas refer to each other: every reference points into the one `components` schema.
+    const components = JSON.stringify((doc.components as Schema | undefined)?.schemas ?? {}).replaceAll('#/components/schemas/', 'components#/$defs/');
+    this.ajv.addSchema({ $id: 'components', $defs: JSON.parse(components) as Schema });
   }
 
   private validator(schema: Schema): ValidateFunction {
