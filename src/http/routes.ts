@@ -187,10 +187,14 @@ export function validatePart<T>(schema: Joi.Schema | undefined, value: unknown, 
     const name = (d: Joi.ValidationErrorItem): string => [where, ...d.path.map(String)].join('.');
     const messages = error.details.flatMap((d) => {
       if (d.type === 'object.unknown') return [`${name(d)} is not allowed`];
-      // A union none of whose members matched: its members' unknown fields are named too.
-      const inner = (d.context?.details ?? []) as Joi.ValidationErrorItem[];
-      const unknown = d.type === 'alternatives.match' ? inner.filter((i) => i.type === 'object.unknown').map((i) => `${name(i)} is not allowed`) : [];
-      return [`${name(d)}: ${d.message}`, ...unknown];
+      // A union none of whose members matched: its members' unknown fields are named too, at any depth of unions.
+      const unknownIn = (item: Joi.ValidationErrorItem): string[] =>
+        item.type === 'object.unknown'
+          ? [`${name(item)} is not allowed`]
+          : item.type === 'alternatives.match'
+            ? ((item.context?.details ?? []) as Joi.ValidationErrorItem[]).flatMap(unknownIn)
+            : [];
+      return [`${name(d)}: ${d.message}`, ...unknownIn(d)];
     });
     const msg = [...new Set(messages)].join('; ');
     throw new ValidationError(msg);
