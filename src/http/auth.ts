@@ -289,6 +289,11 @@ export class Access {
     return this.roots === undefined;
   }
 
+  /** The organizations whose subtrees this request may reach (undefined: unrestricted). */
+  get grantRoots(): readonly string[] | undefined {
+    return this.roots;
+  }
+
   /** The UserKey stamped on records this principal writes. */
   get userKey(): UserKey {
     const { tokenId, person } = this.principal;

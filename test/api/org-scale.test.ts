@@ -97,7 +97,8 @@ describe('organization subtrees of any size', function () {
       utmOrgs.push(...Array.from({ length: UTMS }, (_, i) => pick(i)));
       await createEndpointDocs(t.server.store, [
         ...Array.from({ length: AGENTS }, (_, i) => agentDoc(`${dist}-a${i}`, i === 0 ? sites[sites.length - 1] : pick(i))),
-        ...Array.from({ length: UTMS }, (_, i) => deviceDoc(i % 2 ? 'EXTERNAL_UTM' : 'VC_UTM', i, pick(i), `${dist}-u`)),
+        // Records as the API would have written them (the migration fixture's odd addresses are for the migration).
+        ...Array.from({ length: UTMS }, (_, i) => ({ ...deviceDoc(i % 2 ? 'EXTERNAL_UTM' : 'VC_UTM', i, pick(i), `${dist}-u`), internalIps: ['10.0.0.1'] })),
       ]);
       const outsider = await t.world.org();
       await t.world.endpoint(outsider);

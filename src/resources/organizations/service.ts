@@ -404,8 +404,10 @@ export class OrganizationService implements OrgTree, OrgAncestry {
 
   /** The organizations the caller sees (its subtree; every one for a system token), at most `limit`. */
   async visibleTree(access: Access, limit: number): Promise<{ organizations: Organization[]; truncated: boolean }> {
-    const root = access.unrestricted ? undefined : (access.principal.orgId ?? null);
-    const docs = root === null ? [] : await this.store.listSubtree(root, limit + 1);
+    const roots = access.grantRoots;
+    // A person's grants may nest (admin of an MSP, reader of one of its customers): each organization once.
+    const lists = roots === undefined ? [await this.store.listSubtree(undefined, limit + 1)] : await Promise.all(roots.map((r) => this.store.listSubtree(r, limit + 1)));
+    const docs = [...new Map(lists.flat().map((d) => [d.id, d])).values()];
     return { organizations: docs.slice(0, limit).map(toOrganization), truncated: docs.length > limit };
   }
 
