@@ -277,7 +277,7 @@ describe('Single sign-on with Keycloak', function () {
     try {
       await alice.signIn(base, 'alice');
       const [forged] = await Promise.all([
-        alice.page.waitForResponse((r) => r.url().startsWith(`${base}${API_PREFIX}/`), { timeout: 30_000 }),
+        alice.page.waitForResponse((r) => r.request().method() === 'POST' && r.url() === `${base}${API_PREFIX}/endpoint`, { timeout: 30_000 }),
         alice.page.goto(attacker.url),
       ]);
       expect(forged.status()).to.equal(403);

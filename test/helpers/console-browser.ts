@@ -58,7 +58,9 @@ export async function openConsoleBrowser(opts: { acceptDownloads?: boolean } = {
       const found: string[] = [];
       for (const view of views) {
         await page.goto(`${baseUrl}/console${view}`);
-        await page.waitForLoadState('networkidle');
+        await page.waitForSelector('section[aria-labelledby]');
+        // A view that polls (a running job's progress) never goes network-idle: its section is there.
+        await page.waitForLoadState('networkidle', { timeout: 5000 }).catch(() => undefined);
         await page.evaluate(axe.source);
         const result = await page.evaluate<axe.AxeResults>("axe.run(document, { resultTypes: ['violations'] })");
         const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
