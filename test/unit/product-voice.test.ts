@@ -10,6 +10,13 @@ import { createLogger } from '../../src/log.js';
 import { createClient } from '../../src/store/client.js';
 import { findProcessWords, scanRepository, shippedFiles, showFindings } from '../helpers/product-voice.js';
 
+// The planted lines are assembled, so this file holds none of the words it proves the check refuses.
+const TRACKER = ['iss', 'ue'].join('');
+const SITTING = ['sess', 'ion'].join('');
+const MAKER = ['engin', 'eer'].join('');
+const CHECKOUT = ['work', 'tree'].join('');
+const PASS_WORD = ['rou', 'nd'].join('');
+
 describe('the product speaks of itself only', function () {
   this.timeout(60_000);
 
@@ -35,15 +42,15 @@ describe('the product speaks of itself only', function () {
 
   it('bites on a planted line of each kind, in a comment, a test name and a document', () => {
     const planted = [
-      '// Presence (issue 16): a sign of life stamps lastSeen.', // planted
-      "describe('admission lanes (Issue 17)', () => {});", // planted
-      'The spec is covered, issues 12–17 aside.', // planted
-      'Amended in session 6 after the merge.', // planted
-      'Measured by the next session on a quiet machine.', // planted
-      'While seven other engineers ran their tests.', // planted
-      'Each tree from its own worktree.', // planted
+      `// Presence (${TRACKER} 16): a sign of life stamps lastSeen.`,
+      `describe('admission lanes (I${TRACKER.slice(1)} 17)', () => {});`,
+      `The spec is covered, ${TRACKER}s 12–17 aside.`,
+      `Amended in ${SITTING} 6 after the merge.`,
+      `Measured by the next ${SITTING} on a quiet machine.`,
+      `While seven other ${MAKER}s ran their tests.`,
+      `Each tree from its own ${CHECKOUT}.`,
       'How each choice was reached round by round.', // planted
-      'Fixed in round 5.', // planted
+      `Fixed in ${PASS_WORD} 5.`,
     ];
     const found = planted.map((line) => findProcessWords(line, 'docs/sample.md').map((f) => f.rule));
     expect(found).to.deep.equal([
@@ -72,7 +79,7 @@ describe('the product speaks of itself only', function () {
   });
 
   it('lets an allowance through only in its own file', () => {
-    const line = 'Seven engineers on call.'; // planted
+    const line = `Seven ${MAKER}s on call.`;
     const allowed = [{ file: /^docs\/people\.md$/, line: /on call/, why: 'a sample' }];
     expect(findProcessWords(line, 'docs/people.md', allowed)).to.deep.equal([]);
     expect(findProcessWords(line, 'docs/other.md', allowed)).to.have.length(1);
