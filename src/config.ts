@@ -5,6 +5,8 @@ import type { StoreSecurity } from './store/client.js';
 import type { IndexLayout } from './store/client.js';
 import { loadTemplates } from './store/indices.js';
 import { LANES, type Lane } from './http/admission.js';
+import { TRACING_ENV, tracingConfig, type TracingConfig } from './config-tracing.js';
+export { TRACE_SAMPLERS, type TraceSampler, type TracingConfig } from './config-tracing.js';
 
 export interface Config {
   host: string;
@@ -112,32 +114,6 @@ export interface MaintenanceConfig {
 
 export type LogFormat = 'json' | 'ecs';
 
-export const TRACE_SAMPLERS = [
-  'always_on',
-  'always_off',
-  'traceidratio',
-  'parentbased_always_on',
-  'parentbased_always_off',
-  'parentbased_traceidratio',
-] as const;
-export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
-
-export interface TracingConfig {
-  /** On when an OTLP endpoint or `OTEL_TRACES_EXPORTER=otlp` is given, unless OTEL_SDK_DISABLED or `OTEL_TRACES_EXPORTER=none`. */
-  enabled: boolean;
-  /** The OTLP/HTTP traces URL (…/v1/traces). */
-  url: string;
-  protocol: 'http/protobuf' | 'http/json';
-  serviceName: string;
-  /** OTEL_RESOURCE_ATTRIBUTES, decoded. */
-  resourceAttributes: Record<string, string>;
-  sampler: TraceSampler;
-  /** The ratio of the ratio samplers (OTEL_TRACES_SAMPLER_ARG, 0–1). */
-  samplerRatio: number;
-  /** Longest wait before finished spans are sent (OTEL_BSP_SCHEDULE_DELAY, ms). */
-  exportDelayMs: number;
-}
-
 export interface OidcConfig {
   issuer: string;
   clientId: string;
@@ -179,42 +155,6 @@ const trustedProxies = Joi.string()
     }
     return list.join(',');
   });
-
-const otlpProtocol = Joi.string()
-  .valid('http/protobuf', 'http/json')
-  .messages({ 'any.only': '{#label} must be http/protobuf or http/json (gRPC is not supported: use the collector\'s OTLP/HTTP port, 4318)' });
-
-function decodeResourceAttributes(v: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of v.split(',').filter(Boolean)) {
-    const at = pair.indexOf('=');
-    out[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
-  }
-  return out;
-}
-
-/** The traces URL: the signal's own endpoint as given, else the base endpoint + /v1/traces (the OTLP exporter rule). */
-function tracesUrl(v: Record<string, unknown>): string {
-  const own = v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as string | undefined;
-  if (own) return own;
-  const base = (v.OTEL_EXPORTER_OTLP_ENDPOINT as string | undefined) ?? 'http://localhost:4318';
-  return `${base.replace(/\/+$/, '')}/v1/traces`;
-}
-
-function tracingConfig(v: Record<string, unknown>): TracingConfig {
-  const exporter = v.OTEL_TRACES_EXPORTER as string | undefined;
-  const endpointGiven = v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined;
-  return {
-    enabled: !(v.OTEL_SDK_DISABLED as boolean) && (exporter === 'otlp' || (exporter === undefined && endpointGiven)),
-    url: tracesUrl(v),
-    protocol: ((v.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? v.OTEL_EXPORTER_OTLP_PROTOCOL) as TracingConfig['protocol']),
-    serviceName: v.OTEL_SERVICE_NAME as string,
-    resourceAttributes: decodeResourceAttributes(v.OTEL_RESOURCE_ATTRIBUTES as string),
-    sampler: v.OTEL_TRACES_SAMPLER as TraceSampler,
-    samplerRatio: v.OTEL_TRACES_SAMPLER_ARG as number,
-    exportDelayMs: v.OTEL_BSP_SCHEDULE_DELAY as number,
-  };
-}
 
 /** Signs installer URLs when ECS_INSTALLER_SIGNING_KEY is unset; the service starts with it only in development mode. */
 export const DEVELOPMENT_INSTALLER_SIGNING_KEY = 'development-only-installer-signing-key';
@@ -327,25 +267,7 @@ const schema = Joi.object({
   ECS_SCHEMA_CHECK_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
   ECS_LOG_FORMAT: Joi.string().valid('json', 'ecs').default('json'),
   ECS_TRUSTED_PROXIES: trustedProxies,
-  // OpenTelemetry's own variables (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/).
-  OTEL_SDK_DISABLED: Joi.boolean().default(false),
-  OTEL_TRACES_EXPORTER: Joi.string()
-    .valid('otlp', 'none')
-    .messages({ 'any.only': '"OTEL_TRACES_EXPORTER" must be otlp or none (traces are sent over OTLP/HTTP)' }),
-  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
-  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
-  OTEL_SERVICE_NAME: Joi.string().max(255).default('endpoint-control-service'),
-  OTEL_RESOURCE_ATTRIBUTES: Joi.string()
-    .allow('')
-    .pattern(/^[^=,\s]+=[^,]*(,[^=,\s]+=[^,]*)*$/)
-    .default(''),
-  OTEL_TRACES_SAMPLER: Joi.string()
-    .valid(...TRACE_SAMPLERS)
-    .default('parentbased_always_on'),
-  OTEL_TRACES_SAMPLER_ARG: Joi.number().min(0).max(1).default(1),
-  OTEL_BSP_SCHEDULE_DELAY: Joi.number().integer().min(1).max(600_000).default(5000),
+  ...TRACING_ENV,
   ECS_OIDC_ISSUER: Joi.string().uri({ scheme: ['http', 'https'] }),
   ECS_OIDC_CLIENT_ID: Joi.string().max(256),
   ECS_OIDC_CLIENT_SECRET: Joi.string().max(1024),
