@@ -143,6 +143,10 @@ export async function startLocalKeycloak(opts: LocalKeycloakOptions): Promise<Lo
         HOME: instanceDir,
         JAVA_HOME: javaHome,
         JAVA_OPTS_KC_HEAP: '-Xms64m -Xmx512m',
+        // The client compiler alone: a third less CPU to start (31-33 s against 45-50 s of CPU
+        // on the two-core test machine), and a local identity provider never runs long enough
+        // for the optimizing compiler to pay back.
+        JAVA_OPTS_APPEND: '-XX:TieredStopAtLevel=1',
         KC_BOOTSTRAP_ADMIN_USERNAME: admin.username,
         KC_BOOTSTRAP_ADMIN_PASSWORD: admin.password,
         ...opts.env,
