@@ -13,9 +13,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureUnpacked, newestJdk } from './maven-artifact.js';
+import { alive, stopProcess, tail } from './local-process.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const localDir = path.join(projectRoot, '.local');
@@ -71,82 +72,23 @@ export function pinnedVersion(): string {
   return v;
 }
 
-function javaMajor(home: string): number {
-  try {
-    const release = fs.readFileSync(path.join(home, 'release'), 'utf8');
-    const m = /JAVA_VERSION="(\d+)/.exec(release);
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
 /** ES_JAVA_HOME when set, else the newest JDK under /usr/lib/jvm that the server version can run on. */
 export function findJavaHome(esVersion: string): string {
-  const needed = Number(esVersion.split('.')[0]) >= 9 ? 21 : 17;
-  const fromEnv = process.env.ES_JAVA_HOME;
-  if (fromEnv) return fromEnv;
-  const root = '/usr/lib/jvm';
-  const candidates = fs.existsSync(root)
-    ? fs
-        .readdirSync(root)
-        .map((d) => path.join(root, d))
-        .filter((d) => fs.existsSync(path.join(d, 'bin', 'java')) && !fs.lstatSync(d).isSymbolicLink())
-        .map((d) => ({ d, major: javaMajor(d) }))
-        .filter((c) => c.major >= needed)
-        .sort((a, b) => b.major - a.major)
-    : [];
-  if (candidates.length === 0) {
-    throw new Error(
-      `Elasticsearch ${esVersion} needs Java ${needed}+; none found under ${root}. Set ES_JAVA_HOME to a JDK ${needed}+.`,
-    );
-  }
-  return candidates[0].d;
-}
-
-function zipPath(version: string): string {
-  const m2 = process.env.MAVEN_REPO ?? path.join(os.homedir(), '.m2', 'repository');
-  return path.join(
-    m2,
-    'org/elasticsearch/distribution/integ-test-zip/elasticsearch',
-    version,
-    `elasticsearch-${version}.zip`,
-  );
+  return newestJdk(Number(esVersion.split('.')[0]) >= 9 ? 21 : 17, 'ES_JAVA_HOME', `Elasticsearch ${esVersion}`);
 }
 
 /** Fetches (Maven, cached in ~/.m2) and unpacks the distribution; returns its home. */
 export function ensureDistribution(version: string, log: (l: string) => void = () => {}): string {
-  const home = path.join(localDir, `elasticsearch-${version}`);
-  if (fs.existsSync(path.join(home, 'bin', 'elasticsearch'))) return home;
-  const zip = zipPath(version);
-  if (!fs.existsSync(zip)) {
-    log(`fetching Elasticsearch ${version} from Maven Central`);
-    execFileSync(
-      'mvn',
-      [
-        '-q',
-        '-B',
-        'dependency:get',
-        `-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip`,
-        '-Dtransitive=false',
-      ],
-      { stdio: ['ignore', 'inherit', 'inherit'] },
-    );
-  }
-  fs.mkdirSync(localDir, { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(localDir, 'unpack-'));
-  log(`unpacking ${path.basename(zip)}`);
-  try {
-    execFileSync('unzip', ['-q', zip, '-d', tmp], { stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch {
-    // No unzip on this machine: the JDK's jar tool extracts too (without file modes).
-    execFileSync(path.join(findJavaHome(version), 'bin', 'jar'), ['xf', zip], { cwd: tmp });
-    execFileSync('chmod', ['-R', 'a+x', path.join(tmp, `elasticsearch-${version}`, 'bin')]);
-  }
-  fs.renameSync(path.join(tmp, `elasticsearch-${version}`), home);
-  fs.rmSync(tmp, { recursive: true, force: true });
+  const { home, unpacked } = ensureUnpacked({
+    artifact: { groupId: 'org.elasticsearch.distribution.integ-test-zip', artifactId: 'elasticsearch', version },
+    topFolder: `elasticsearch-${version}`,
+    home: path.join(localDir, `elasticsearch-${version}`),
+    marker: path.join('bin', 'elasticsearch'),
+    javaHome: () => findJavaHome(version),
+    log,
+  });
   // Readable by the unprivileged user; the node writes only under its instance folder.
-  execFileSync('chmod', ['-R', 'a+rX', home]);
+  if (unpacked) execFileSync('chmod', ['-R', 'a+rX', home]);
   return home;
 }
 
@@ -195,31 +137,6 @@ async function answers(url: string, timeoutMs = 2000, probe: NodeProbe = {}): Pr
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function tail(file: string, lines = 30): string {
-  try {
-    return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
-  } catch {
-    return '(no log)';
-  }
-}
-
-async function stopPid(pid: number, timeoutMs = 30_000): Promise<void> {
-  if (!alive(pid)) return;
-  process.kill(pid, 'SIGTERM');
-  const deadline = Date.now() + timeoutMs;
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
-}
-
 /** The folder holding the named node's config, data, logs and pid. */
 export function nodeInstanceDir(name: string): string {
   return path.join(localDir, `es-${name}`);
@@ -244,7 +161,7 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
       log(`reusing Elasticsearch node ${opts.name} at ${url} (pid ${pid})`);
       return { url, pid, started: false, stop: async () => {} };
     }
-    if (pid > 0 && alive(pid)) await stopPid(pid);
+    if (pid > 0 && alive(pid)) await stopProcess(pid);
   }
 
   const home = ensureDistribution(version, log);
@@ -313,7 +230,7 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
   child.once('exit', () => (exited = true));
   while (!(await answers(url, 2000, opts.probe))) {
     if (exited || !alive(pid) || Date.now() > deadline) {
-      await stopPid(pid, 5000);
+      await stopProcess(pid, { timeoutMs: 5000 });
       throw new Error(
         `Elasticsearch (${opts.name}) did not start on ${url}.\n--- ${logFile} ---\n${tail(logFile)}\n--- stdout ---\n${tail(path.join(logsDir, 'stdout.log'))}`,
       );
@@ -326,7 +243,7 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
     pid,
     started: true,
     stop: async () => {
-      await stopPid(pid);
+      await stopProcess(pid);
       fs.rmSync(pidFile, { force: true });
     },
   };
@@ -337,7 +254,7 @@ export async function stopLocalNode(name: string): Promise<boolean> {
   const pidFile = path.join(localDir, `es-${name}`, 'node.pid');
   if (!fs.existsSync(pidFile)) return false;
   const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-  if (pid > 0 && alive(pid)) await stopPid(pid);
+  if (pid > 0 && alive(pid)) await stopProcess(pid);
   fs.rmSync(pidFile, { force: true });
   return true;
 }

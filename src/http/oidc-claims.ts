@@ -15,11 +15,14 @@ export interface ClaimGrants {
   ignored: string[];
 }
 
-/** The claim's values: a JSON array of strings, or one string of values separated by spaces or commas. */
+/**
+ * The claim's values: a JSON array of strings, or one string of values separated by spaces or
+ * commas. A group's full path (`/admin@acme`, `/ecs/admin@acme`: Keycloak's group membership
+ * mapper by default) counts as its last segment, the group's name; an organization id holds no `/`.
+ */
 function values(claim: unknown): string[] {
-  if (typeof claim === 'string') return claim.split(/[\s,]+/).filter(Boolean);
-  if (Array.isArray(claim)) return claim.flatMap((v) => (typeof v === 'string' ? [v.trim()] : [JSON.stringify(v)])).filter(Boolean);
-  return [];
+  const raw = typeof claim === 'string' ? claim.split(/[\s,]+/) : Array.isArray(claim) ? claim.map((v) => (typeof v === 'string' ? v.trim() : JSON.stringify(v))) : [];
+  return raw.filter(Boolean).map((v) => (v.startsWith('/') ? v.slice(v.lastIndexOf('/') + 1) || v : v));
 }
 
 /** Maps the roles claim to grants, in the order given, without duplicates. */

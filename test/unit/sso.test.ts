@@ -31,6 +31,15 @@ describe('Roles claim → grants', () => {
     expect(grantsFromClaim('admin@acme, reader@beta', { allowSystem: false }).grants).to.have.length(2);
   });
 
+  it('takes a group’s full path as the group’s name', () => {
+    const r = grantsFromClaim(['/admin@acme', '/ecs/reader@beta', '/', '/owner@acme'], { allowSystem: false });
+    expect(r.grants).to.deep.equal([
+      { role: 'admin', orgId: 'acme' },
+      { role: 'reader', orgId: 'beta' },
+    ]);
+    expect(r.ignored).to.deep.equal(['/', 'owner@acme']);
+  });
+
   it('ignores unknown roles, malformed values and agent', () => {
     const r = grantsFromClaim(['owner@acme', 'admin@', '@acme', 'admin', 'agent@acme', 'admin@a/b', 7], { allowSystem: false });
     expect(r.grants).to.deep.equal([]);
