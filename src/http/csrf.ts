@@ -38,11 +38,27 @@ function safeEqual(a: string, b: string): boolean {
  */
 export function csrfRefusal(req: CsrfInput, publicOrigin: string, csrfToken: string): string | undefined {
   if (SAFE_METHODS.has(req.method.toUpperCase())) return undefined;
-  // Fetch Metadata is set by the browser alone; it also covers a console reached under another host name than ECS_PUBLIC_URL's.
-  const sameOrigin = req.origin === publicOrigin || req.secFetchSite === 'same-origin';
-  if (!sameOrigin) return 'a write with the session cookie must come from the console itself (same origin)';
+  if (!isSameOrigin(req, publicOrigin)) return 'a write with the session cookie must come from the console itself (same origin)';
   if (req.csrfHeader === '' || !safeEqual(req.csrfHeader, csrfToken)) {
     return 'a write with the session cookie needs the X-CSRF-Token header that GET /auth/session gives';
   }
   return undefined;
+}
+
+// Fetch Metadata is set by the browser alone; it also covers a console reached under another host name than ECS_PUBLIC_URL's.
+function isSameOrigin(req: CsrfInput, publicOrigin: string): boolean {
+  return req.origin === publicOrigin || req.secFetchSite === 'same-origin';
+}
+
+/**
+ * Why a sign-out carried by the session cookie must be refused (403), or undefined: only a
+ * request a browser marked as coming from elsewhere (another Origin, `null`, or Fetch Metadata
+ * other than same-origin or none) is refused; no token is needed, so the person's own browser
+ * or a client holding the cookie can always end the session
+ * (docs/adr/0075-sign-out-needs-no-csrf-token.md).
+ */
+export function signOutRefusal(req: Omit<CsrfInput, 'csrfHeader'>, publicOrigin: string): string | undefined {
+  if (isSameOrigin({ ...req, csrfHeader: '' }, publicOrigin)) return undefined;
+  const crossSite = req.origin !== '' || (req.secFetchSite !== '' && req.secFetchSite !== 'none');
+  return crossSite ? 'a sign-out with the session cookie must not come from another site' : undefined;
 }

@@ -23,7 +23,7 @@ import type { OidcConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { BadRequestError, UnauthorizedError } from '../errors.js';
 import { grantsFromClaim } from './oidc-claims.js';
-import { csrfRefusal, CSRF_HEADER } from './csrf.js';
+import { csrfRefusal, CSRF_HEADER, signOutRefusal } from './csrf.js';
 import { ForbiddenError } from '../errors.js';
 import type { RequestRef, SessionAudit, SessionService, VerifiedSession } from '../resources/sessions/service.js';
 import { sessionEvent } from '../resources/sessions/service.js';
@@ -138,15 +138,18 @@ export function sessionSecretOf(ctx: Koa.Context): string | undefined {
  * applied to unsafe methods (docs/adr/0072-cross-site-rule-for-session-cookies.md).
  * 401 without a live session; 403 for a write that is not same-origin or lacks the CSRF token.
  */
-export async function sessionOf(ctx: Koa.Context, secret: string, sessions: SessionService, publicOrigin: string): Promise<VerifiedSession> {
+export async function sessionOf(
+  ctx: Koa.Context,
+  secret: string,
+  sessions: SessionService,
+  publicOrigin: string,
+  rule: 'write' | 'sign-out' = 'write',
+): Promise<VerifiedSession> {
   const session = await sessions.verify(secret, requestRef(ctx));
   // Known before the cross-site check, so a refusal names its person in the audit trail.
   ctx.state.principal = session.principal;
-  const refusal = csrfRefusal(
-    { method: ctx.method, origin: ctx.get('origin'), secFetchSite: ctx.get('sec-fetch-site'), csrfHeader: ctx.get(CSRF_HEADER) },
-    publicOrigin,
-    session.csrfToken,
-  );
+  const req = { method: ctx.method, origin: ctx.get('origin'), secFetchSite: ctx.get('sec-fetch-site'), csrfHeader: ctx.get(CSRF_HEADER) };
+  const refusal = rule === 'sign-out' ? signOutRefusal(req, publicOrigin) : csrfRefusal(req, publicOrigin, session.csrfToken);
   if (refusal) throw new ForbiddenError(refusal);
   return session;
 }
@@ -302,7 +305,7 @@ export function ssoRouter(deps: SsoDeps, log: Logger): Router {
     }
     let session: VerifiedSession;
     try {
-      session = await sessionOf(ctx, secret, deps.sessions, publicOrigin);
+      session = await sessionOf(ctx, secret, deps.sessions, publicOrigin, 'sign-out');
     } catch (err) {
       // An ended session has nothing left to end here; only the cross-site refusal stands.
       if (err instanceof UnauthorizedError) {

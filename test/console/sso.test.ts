@@ -112,8 +112,8 @@ class PersonBrowser {
 }
 
 /** A call from outside any browser, carrying a session cookie. */
-async function withCookie(base: string, cookie: string, method: string, path: string): Promise<Answer> {
-  const res = await fetch(`${base}${path}`, { method, headers: { cookie: `ecs_session=${cookie}` } });
+async function withCookie(base: string, cookie: string, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const res = await fetch(`${base}${path}`, { method, headers: { ...headers, cookie: `ecs_session=${cookie}` } });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
 }
@@ -266,7 +266,11 @@ describe('Single sign-on with Keycloak', function () {
       const cookie = await b.signedIn(base, person);
       // The other instance has verified (and cached) the session before the sign-out.
       expect((await withCookie(second.url, cookie, 'GET', `${API_PREFIX}/org/tree`)).status).to.equal(200);
-      const out = await b.call(base, 'POST', '/auth/logout');
+      // Another site cannot sign the person out; their own browser can without the CSRF token (docs/adr/0075).
+      const forged = await withCookie(base, cookie, 'POST', '/auth/logout', { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' });
+      expectErrorBody(forged, 403, '/auth/logout');
+      expect((await withCookie(base, cookie, 'GET', '/auth/session')).status).to.equal(200);
+      const out = await b.call(base, 'POST', '/auth/logout', undefined, { csrf: false });
       expect(out.status, JSON.stringify(out.body)).to.equal(200);
       expect(out.body).to.include({ signedOut: true });
       const endSession = new URL((out.body as { endSessionUrl: string }).endSessionUrl);

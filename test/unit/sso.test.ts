@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { grantsFromClaim } from '../../src/http/oidc-claims.js';
-import { csrfRefusal, csrfTokenFor } from '../../src/http/csrf.js';
+import { csrfRefusal, csrfTokenFor, signOutRefusal } from '../../src/http/csrf.js';
 import { Access, admits, type OrgTree } from '../../src/http/auth.js';
 import { consoleReturnPath } from '../../src/http/sso.js';
 import { sessionExpiry } from '../../src/resources/sessions/model.js';
@@ -84,6 +84,18 @@ describe('Cross-site rule for cookie-carried requests', () => {
   it('refuses a same-origin write without the token, or with another session’s', () => {
     expect(csrfRefusal({ ...write, csrfHeader: '' }, origin, token)).to.match(/X-CSRF-Token/);
     expect(csrfRefusal({ ...write, csrfHeader: csrfTokenFor('another session') }, origin, token)).to.match(/X-CSRF-Token/);
+  });
+
+  it('lets a sign-out pass without the token unless a browser marked it as coming from elsewhere', () => {
+    const signOut = { method: 'POST', origin: '', secFetchSite: '' };
+    expect(signOutRefusal(signOut, origin)).to.equal(undefined);
+    expect(signOutRefusal({ ...signOut, origin }, origin)).to.equal(undefined);
+    expect(signOutRefusal({ ...signOut, secFetchSite: 'same-origin' }, origin)).to.equal(undefined);
+    expect(signOutRefusal({ ...signOut, secFetchSite: 'none' }, origin)).to.equal(undefined);
+    expect(signOutRefusal({ ...signOut, origin: 'https://evil.example' }, origin)).to.match(/another site/);
+    expect(signOutRefusal({ ...signOut, origin: 'null' }, origin)).to.match(/another site/);
+    expect(signOutRefusal({ ...signOut, secFetchSite: 'cross-site' }, origin)).to.match(/another site/);
+    expect(signOutRefusal({ ...signOut, origin: 'https://other.ecs.example.com', secFetchSite: 'same-site' }, origin)).to.match(/another site/);
   });
 });
 
