@@ -10,8 +10,12 @@
  * restores them within its check interval and says so. Asserted: both keep serving (only 2xx,
  * 503 with Retry-After, or a declared 409), each instance answers 2xx while the reindex runs,
  * the new generation holds this release's mapping, the templates end at this release's
- * versions, and every acknowledged write is read back through both instances.
+ * versions, every acknowledged write is read back through both instances, and once the last old
+ * instance is gone and `ops org-paths` ran (the procedure's last step) a search through this
+ * release finds every endpoint, those the previous release wrote included.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Client } from '@elastic/elasticsearch';
 import { expect } from 'chai';
 import { ADMIN_TOKEN, RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
@@ -27,6 +31,7 @@ import {
 import { loadTemplates } from '../../src/store/indices.js';
 
 const PREFIX = `${RUN_PREFIX}-upgrade`;
+const execFileAsync = promisify(execFile);
 const WORKERS = 3;
 /** Writes acknowledged before this release joins, and through each instance after the old one's restart. */
 const WRITES_PER_PHASE = 6;
@@ -153,7 +158,13 @@ describe('rolling upgrade from the previous release, on one store', function () 
     /** The instances' addresses, as the load balancer sees them (the old one changes when restarted). */
     const targets: Target[] = [{ name: 'old', api: new Api(old.url, token), inFlight: 0 }];
 
-    const acked = { endpoints: [] as string[], sent: new Map<string, string>(), jobs: [] as string[] };
+    /** `created`: every command message created, id → uuid; `sent`: those whose move to SENT was acknowledged. */
+    const acked = {
+      endpoints: [] as string[],
+      created: new Map<string, string>(),
+      sent: new Map<string, string>(),
+      jobs: [] as string[],
+    };
     const answers: Record<string, number> = {};
     const served: Served[] = [];
     const undeclared: string[] = [];
@@ -207,6 +218,7 @@ describe('rolling upgrade from the previous release, on one store', function () 
       );
       if (msg) {
         const { id, uuid } = msg.body as { id: string; uuid: string };
+        acked.created.set(id, uuid);
         // The gateway repeats a move answered 503; the repeat completes a move that landed.
         for (let attempt = 0; attempt < 20; attempt++) {
           let status = 0;
@@ -251,14 +263,17 @@ describe('rolling upgrade from the previous release, on one store', function () 
       const mapping = (await es.indices.getMapping({ index: jobsAlias }))[`${jobsAlias}-000002`].mappings;
       expect(mapping._meta).to.deep.include({ version: jobsTemplate.version });
       expect(mapping.properties?.creator, 'the creator indexed in the new generation').to.not.have.property('enabled');
-      // Both instances answered 2xx while the reindex ran (its two log lines bound it).
-      const lines = logLines(fresh.logs);
-      const began = lines.find((l) => l.msg.startsWith('schema: reindexing jobs'))?.time;
-      const ended = lines.find((l) => l.msg.startsWith('schema: jobs reindexed into'))?.time;
+      // Both instances answered 2xx while the reindex ran (its two log lines bound it; the last
+      // follows the alias swap).
+      const ended = await until(
+        'the reindex logged its end',
+        async () => logLines(fresh!.logs).find((l) => l.msg.startsWith('schema: jobs reindexed into'))?.time,
+        30_000,
+      );
+      const began = logLines(fresh.logs).find((l) => l.msg.startsWith('schema: reindexing jobs'))?.time;
       expect(began, 'the reindex logged its start').to.be.a('number');
-      expect(ended, 'the reindex logged its end').to.be.a('number');
-      const during = (name: Name) => served.filter((s) => s.name === name && s.answeredAt >= began! && s.sentAt <= ended!).length;
-      report.reindex = { ms: ended! - began!, servedOld: during('old'), servedNew: during('new') };
+      const during = (name: Name) => served.filter((s) => s.name === name && s.answeredAt >= began! && s.sentAt <= ended).length;
+      report.reindex = { ms: ended - began!, servedOld: during('old'), servedNew: during('new') };
       expect(during('old'), 'the previous release answered 2xx during the reindex').to.be.greaterThan(0);
       expect(during('new'), 'this release answered 2xx during the reindex').to.be.greaterThan(0);
 
@@ -306,7 +321,7 @@ describe('rolling upgrade from the previous release, on one store', function () 
       await Promise.all(workers);
     }
     report.answers = answers;
-    report.acked = { endpoints: acked.endpoints.length, sent: acked.sent.size, jobs: acked.jobs.length };
+    report.acked = { endpoints: acked.endpoints.length, commands: acked.created.size, sent: acked.sent.size, jobs: acked.jobs.length };
 
     // Templates at this release's versions, every one, and the restarted old instance left
     // the jobs index on its new generation.
@@ -320,10 +335,13 @@ describe('rolling upgrade from the previous release, on one store', function () 
         const res = await api.get(`/endpoint/${id}`);
         if (res.status !== 200) missing.push(`endpoint ${id} (${name}): ${res.status}`);
       }
-      for (const [id, uuid] of acked.sent) {
+      // A message acknowledged SENT reads SENT; any message found SENT has its delivery record.
+      for (const [id, uuid] of acked.created) {
         const msg = await api.get<{ status: string }>(`/command-message/${id}`);
-        if (msg.status !== 200 || msg.body.status !== 'SENT') missing.push(`command ${id} (${name}): ${msg.status} ${msg.body.status}`);
-        if ((await api.get(`/command-message/delivery/${uuid}`)).status !== 200) missing.push(`delivery ${uuid} (${name})`);
+        if (msg.status !== 200 || (acked.sent.has(id) && msg.body.status !== 'SENT'))
+          missing.push(`command ${id} (${name}): ${msg.status} ${msg.body.status}`);
+        if (msg.body.status === 'SENT' && (await api.get(`/command-message/delivery/${uuid}`)).status !== 200)
+          missing.push(`delivery ${uuid} of a SENT message (${name})`);
       }
       for (const id of acked.jobs) {
         const res = await api.get(`/jobs/${id}`);
@@ -334,5 +352,29 @@ describe('rolling upgrade from the previous release, on one store', function () 
     report.undeclared = undeclared.length;
     expect(undeclared, undeclared.slice(0, 10).join('\n')).to.deep.equal([]);
     expect(missing, missing.slice(0, 10).join('\n')).to.deep.equal([]);
+
+    // The last old instance is replaced. The previous release wrote its records without their
+    // organization's ancestry, so this release's subtree searches miss them until `ops org-paths`
+    // stamps them (the procedure's last step, docs/deploy.md); then a search finds every one.
+    await old.stop();
+    old = undefined;
+    const newApi = targets.find((t) => t.name === 'new')?.api;
+    if (!newApi) throw new Error('no instance of this release');
+    const searched = async (): Promise<number> => {
+      const page = await newApi.post<{ totalCount: number }>('/endpoint/page-search', { criteria: {} });
+      expect(page.status, page.text).to.equal(200);
+      return page.body.totalCount;
+    };
+    await es.indices.refresh({ index: `${PREFIX}-endpoints` });
+    const stored = (await es.count({ index: `${PREFIX}-endpoints`, query: { term: { orgId: org } } })).count;
+    expect(stored).to.be.at.least(acked.endpoints.length);
+    report.searchedBeforeOrgPaths = { found: await searched(), stored };
+    const run = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/ops.ts', 'org-paths', '--json'], {
+      env: { ...process.env, ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: PREFIX, ECS_DEVELOPMENT: 'true', DATABASE_URL: 'pglite:memory' },
+    });
+    const stamped = JSON.parse(run.stdout) as { stamped: number; left: number };
+    report.orgPaths = stamped;
+    expect(stamped.left).to.equal(0);
+    expect(await searched(), 'every endpoint found by a search through this release').to.equal(stored);
   });
 });
