@@ -290,6 +290,11 @@ const schema = Joi.object({
   })
   .unknown(true);
 
+/** The names of the environment variables loadConfig reads (the settings tables document each). */
+export function configVariables(): string[] {
+  return Object.keys(schema.describe().keys ?? {});
+}
+
 /** Reads and validates the environment; throws naming the bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const { value, error } = schema.validate(env, { abortEarly: false, convert: true });

@@ -8,7 +8,8 @@
  *  - an instance restores a template of a lower version (a release from before this rule put
  *    its template back at start), checking every ECS_SCHEMA_CHECK_SECONDS;
  *  - an instance whose code needs a higher mapping version than an index holds upgrades it:
- *    in place when Elasticsearch accepts the change (added fields), otherwise through the
+ *    in place when Elasticsearch accepts and applies the change (added fields; an object's own
+ *    parameters it would keep silently count as refused: `objectParametersKept`), otherwise through the
  *    generations — a rollover alias rolls over to a generation built from the new template, any
  *    other index is reindexed into its next generation and its alias swapped (src/store/reindex.ts)
  *    while every instance keeps serving. One instance at a time reindexes an index (a lease).
@@ -247,20 +248,99 @@ export async function upgradeMappings(
       const have = mappingVersion(mappings[index]?.mappings);
       if (have > t.version) check.newerMappings[index] = have;
       if (have >= t.version) continue;
-      if (await putMappingInPlace(ctx, index, t)) {
+      const kept = objectParametersKept(t.template.mappings, mappings[index]?.mappings);
+      if (kept.length === 0 && (await putMappingInPlace(ctx, index, t))) {
         check.mappingsInPlace.push(index);
         continue;
       }
       // An older generation of a rollover alias keeps its mapping until it ages out; the write index decides.
       if (a.is_write_index !== true && members.get(alias) !== 1) continue;
+      // Until the new generation, this release's documents must be accepted here: the fields it
+      // added go on in place, the index keeps its version (it still lacks the rest of the change).
+      const added = await putAddedFields(ctx, index, t.template.mappings, mappings[index]?.mappings).catch(
+        (err: unknown) => `refused: ${(err as Error).message}`,
+      );
       log?.warn(
-        { index, alias, mappingVersion: have, templateVersion: t.version },
-        `index ${index} has mapping version ${have}, older than its template (${t.version}), and Elasticsearch refuses the change in place: it moves to a new generation in the background (by hand: npm run ops -- reindex ${t.name})`,
+        { index, alias, mappingVersion: have, templateVersion: t.version, fieldsAdded: added, ...(kept.length > 0 ? { objectParametersKept: kept } : {}) },
+        `index ${index} has mapping version ${have}, older than its template (${t.version}), and Elasticsearch cannot make the change in place (it took the added fields): it moves to a new generation in the background (by hand: npm run ops -- reindex ${t.name})`,
       );
       if (!refused.includes(t)) refused.push(t);
     }
   }
   return refused;
+}
+
+/** The parts of a mapping this check compares: an object field, or the root. */
+interface MappingNode {
+  type?: string;
+  enabled?: boolean;
+  dynamic?: unknown;
+  subobjects?: unknown;
+  properties?: Record<string, MappingNode>;
+}
+
+/**
+ * The object fields (paths; `''` the root) whose own parameters the template changes in a way a
+ * put-mapping acknowledges without applying: Elasticsearch takes an object's `enabled`,
+ * `dynamic` and `subobjects` from the existing mapping when the update leaves them out, so an
+ * object disabled in the index stays disabled when the template gives it properties instead
+ * (`enabled` only refuses when stated). Such a change needs a new generation, like a refused one.
+ */
+export function objectParametersKept(
+  want: estypes.MappingTypeMapping | undefined,
+  have: estypes.MappingTypeMapping | undefined,
+): string[] {
+  const kept: string[] = [];
+  const walk = (w: MappingNode, h: MappingNode, path: string): void => {
+    const isObject = (n: MappingNode): boolean => n.type === undefined || n.type === 'object' || n.type === 'nested';
+    if (!isObject(w) || !isObject(h)) return;
+    const differs =
+      (w.enabled ?? true) !== (h.enabled ?? true) ||
+      String(w.subobjects ?? true) !== String(h.subobjects ?? true) ||
+      (w.dynamic === undefined && h.dynamic !== undefined);
+    if (differs) kept.push(path);
+    for (const [name, field] of Object.entries(w.properties ?? {})) {
+      const existing = h.properties?.[name];
+      if (existing) walk(field, existing, path ? `${path}.${name}` : name);
+    }
+  };
+  if (want && have) walk(want as MappingNode, have as MappingNode, '');
+  return kept;
+}
+
+/**
+ * The fields of `want` that `have` lacks (whole), under the objects both hold and the index
+ * indexes: what a put-mapping can always add. Undefined when nothing is missing.
+ */
+function missingFields(want: MappingNode, have: MappingNode, path: string, names: string[]): Record<string, MappingNode> | undefined {
+  let missing: Record<string, MappingNode> | undefined;
+  for (const [name, field] of Object.entries(want.properties ?? {})) {
+    const existing = have.properties?.[name];
+    const at = path ? `${path}.${name}` : name;
+    if (!existing) {
+      names.push(at);
+      (missing ??= {})[name] = field;
+      continue;
+    }
+    if (existing.enabled === false || (existing.type ?? 'object') !== (field.type ?? 'object')) continue;
+    const inner = missingFields(field, existing, at, names);
+    if (inner) (missing ??= {})[name] = { ...(field.type ? { type: field.type } : {}), properties: inner };
+  }
+  return missing;
+}
+
+/** Puts on `index` the fields of the template it lacks (the expand half of a change); the paths added. */
+async function putAddedFields(
+  ctx: StoreContext,
+  index: string,
+  want: estypes.MappingTypeMapping,
+  have: estypes.MappingTypeMapping | undefined,
+): Promise<string[]> {
+  const names: string[] = [];
+  const properties = have ? missingFields(want as MappingNode, have as MappingNode, '', names) : undefined;
+  if (!properties) return [];
+  await ctx.client.indices.putMapping({ index, properties: properties as Record<string, estypes.MappingProperty> });
+  return names;
 }
 
 /** Puts a newer template's mapping on an existing index; false when Elasticsearch refuses it in place. */

@@ -87,9 +87,75 @@ describe('schema versions: templates across releases', function () {
     expect(restored.met, `template version ${restored.value}`).to.equal(true);
     const res = await app.server.store.client.indices.getIndexTemplate({ name: older });
     expect(res.index_templates[0].index_template.template?.mappings?.properties).to.include.keys('revokedAt', 'lastUsedAt');
-    expect(app.logs.some((l) => l.includes('brought the store') && l.includes(older))).to.equal(true);
+    // The line follows the check's other work (mappings), so it may come just after the template.
+    const said = await waitFor(
+      async () => app.logs.some((l) => l.includes('brought the store') && l.includes(older)),
+      (v) => v,
+      10_000,
+      50,
+    );
+    expect(said.met, 'the restoring check logged it').to.equal(true);
     // The newer release's template is still left alone by every check, and no second line says so.
     expect(await storedVersion(newer)).to.equal(99);
     expect(app.logs.filter((l) => l.includes('"newerTemplates"'))).to.have.length(1);
+  });
+});
+
+describe('schema versions: a change Elasticsearch acknowledges without applying', function () {
+  this.timeout(600_000);
+  const prefix = `${RUN_PREFIX}-zgeneration`;
+  const alias = `${prefix}-jobs`;
+  let app: TestApp;
+  let es: Client;
+
+  before(async () => {
+    es = new Client({ node: (await testElasticsearch()).url });
+    // The jobs index as the release before jobs version 2 built it: the creator an unindexed
+    // object, no organization path. Given the template's properties for the creator,
+    // Elasticsearch acknowledges the put and keeps the object disabled.
+    const jobs = loadTemplates().find((t) => t.name === 'jobs');
+    if (!jobs) throw new Error('jobs template');
+    const { orgPath, ...properties } = jobs.template.mappings.properties ?? {};
+    expect(orgPath, 'the jobs template indexes the organization path').to.not.equal(undefined);
+    await es.indices.create({
+      index: `${alias}-000001`,
+      aliases: { [alias]: { is_write_index: true } },
+      settings: jobs.template.settings,
+      mappings: {
+        ...jobs.template.mappings,
+        properties: { ...properties, creator: { type: 'object', enabled: false } },
+        _meta: { version: jobs.version - 1 },
+      },
+    });
+    app = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_SCHEMA_CHECK_SECONDS: '1' });
+  });
+  after(async () => {
+    await app?.close();
+    await es?.close();
+  });
+
+  it('moves the index into its next generation instead of marking the old one upgraded', async () => {
+    const jobs = loadTemplates().find((t) => t.name === 'jobs');
+    const swapped = await waitFor(
+      async () => Object.keys(await es.indices.getAlias({ name: alias })),
+      (indices) => indices.length === 1 && indices[0] === `${alias}-000002`,
+      60_000,
+      100,
+    );
+    expect(swapped.met, `alias on ${swapped.value.join(', ')}`).to.equal(true);
+    const mapping = await es.indices.getMapping({ index: [`${alias}-000001`, `${alias}-000002`] });
+    const next = mapping[`${alias}-000002`].mappings;
+    expect(next._meta).to.deep.include({ version: jobs?.version });
+    expect(next.properties?.creator).to.not.have.property('enabled');
+    expect(next.properties?.creator).to.have.nested.property('properties.tokenId.type', 'keyword');
+    // The old generation took the added field in place (this release's writes were accepted
+    // there until the swap) and still says it holds the older version.
+    const previous = mapping[`${alias}-000001`].mappings;
+    expect(previous._meta).to.deep.include({ version: (jobs?.version ?? 0) - 1 });
+    expect(previous.properties).to.have.nested.property('orgPath.type', 'keyword');
+    const warned = app.logs.find((l) => l.includes('"objectParametersKept":["creator"]'));
+    expect(warned, 'the start-up warning names the object').to.be.a('string');
+    expect(warned).to.contain('"fieldsAdded":["orgPath"]');
+    expect((await app.admin.get('/jobs')).status).to.equal(200);
   });
 });

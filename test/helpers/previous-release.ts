@@ -2,9 +2,11 @@
  * The previous release, built from its commit (package.json → config.previousRelease.commit,
  * tagged `v<version>` where tags were fetched) into `.local/previous-release/<commit>/` with
  * `git archive`, and started as a child process against a store of the test's choosing.
- * Its dependencies: when its package-lock.json equals the current one, the current
+ * Its dependencies: when every package its package-lock.json installs is in the current lock at
+ * the same path, version and integrity (a later release only added packages), the current
  * node_modules (a symlink, instant); otherwise its own production install (`npm ci --omit=dev`,
- * from the npm cache). It runs its TypeScript sources through the current checkout's tsx.
+ * from the npm cache, about half a minute), kept with the build for later runs. It runs its
+ * TypeScript sources through the current checkout's tsx.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -29,13 +31,28 @@ function previousReleaseConfig(): { version: string; commit: string } {
   return pkg.config.previousRelease;
 }
 
+interface LockFile {
+  packages: Record<string, { version?: string; integrity?: string; link?: boolean }>;
+}
+
+/** Whether the install of lock `current` holds every package lock `wanted` installs, each where and as it wants it. */
+export function lockInstalledBy(wanted: string, current: string): boolean {
+  const read = (f: string) => (JSON.parse(fs.readFileSync(f, 'utf8')) as LockFile).packages;
+  const want = read(wanted);
+  const have = read(current);
+  return Object.entries(want).every(([where, p]) => {
+    if (where === '') return true;
+    const h = have[where];
+    return h !== undefined && h.version === p.version && h.integrity === p.integrity && h.link === p.link;
+  });
+}
+
 /** Builds the previous release once per commit (reused by later runs). */
 export function buildPreviousRelease(log: (line: string) => void = () => undefined): PreviousRelease {
   const { version, commit } = previousReleaseConfig();
   const dir = path.join(root, '.local', 'previous-release', commit);
   const marker = path.join(dir, '.built');
-  const shared = (): boolean =>
-    fs.readFileSync(path.join(dir, 'package-lock.json'), 'utf8') === fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8');
+  const shared = (): boolean => lockInstalledBy(path.join(dir, 'package-lock.json'), path.join(root, 'package-lock.json'));
   if (fs.existsSync(marker)) {
     return { version, commit, dir, install: fs.lstatSync(path.join(dir, 'node_modules')).isSymbolicLink() ? 'shared' : 'own', buildMs: 0 };
   }

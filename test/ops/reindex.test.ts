@@ -226,7 +226,9 @@ describe('reindex with alias swap (ops)', function () {
         const mapping = await es.indices.getMapping({ index: alias });
         expect(Object.values(mapping)[0].mappings._meta).to.deep.include({ version: 1 });
         expect((await t.admin.get('/client-version/default')).body).to.deep.equal({ linux: 'v5.0.0', mac: 'v5.0.1', windows: 'v5.0.2' });
-        expect(t.logs.some((l) => l.includes('schema: client-versions reindexed into'))).to.equal(true);
+        // The line follows the swap.
+        const said = await waitFor(async () => t.logs.some((l) => l.includes('schema: client-versions reindexed into')), (v) => v, 10_000, 50);
+        expect(said.met, 'the reindex logged its end').to.equal(true);
       } finally {
         await t.close();
       }
