@@ -74,7 +74,7 @@ export function pinnedVersion(): string {
 
 /** ES_JAVA_HOME when set, else the newest JDK under /usr/lib/jvm that the server version can run on. */
 export function findJavaHome(esVersion: string): string {
-  return newestJdk(Number(esVersion.split('.')[0]) >= 9 ? 21 : 17, 'ES_JAVA_HOME', `Elasticsearch ${esVersion}`);
+  return newestJdk(Number(esVersion.split('.')[0]) >= 9 ? 21 : 17, process.env.ES_JAVA_HOME, 'ES_JAVA_HOME', `Elasticsearch ${esVersion}`);
 }
 
 /** Fetches (Maven, cached in ~/.m2) and unpacks the distribution; returns its home. */

@@ -58,7 +58,7 @@ export function pinnedKeycloakVersion(): string {
 
 /** KEYCLOAK_JAVA_HOME when set, else the newest JDK 21+ under /usr/lib/jvm. */
 export function keycloakJavaHome(): string {
-  return newestJdk(21, 'KEYCLOAK_JAVA_HOME', 'Keycloak');
+  return newestJdk(21, process.env.KEYCLOAK_JAVA_HOME, 'KEYCLOAK_JAVA_HOME', 'Keycloak');
 }
 
 /** The instance's own unpacked distribution (fetched with Maven into the local repository first). */

@@ -84,12 +84,12 @@ function javaMajor(home: string): number {
 }
 
 /**
- * The JDK to run a distribution with: the variable `envVar` when set, else the newest JDK of
- * at least `minMajor` under /usr/lib/jvm; throws a sentence naming the variable when there is none.
+ * The JDK to run a distribution with: `chosen` (the value of the variable `envVar`, read by the
+ * caller so each tool's settings stay visible where it reads them) when set, else the newest JDK
+ * of at least `minMajor` under /usr/lib/jvm; throws a sentence naming the variable when there is none.
  */
-export function newestJdk(minMajor: number, envVar: string, forWhat: string): string {
-  const fromEnv = process.env[envVar];
-  if (fromEnv) return fromEnv;
+export function newestJdk(minMajor: number, chosen: string | undefined, envVar: string, forWhat: string): string {
+  if (chosen) return chosen;
   const root = '/usr/lib/jvm';
   const found = fs.existsSync(root)
     ? fs
