@@ -10,7 +10,7 @@
  *
  * Options: --size 14k|140k|1.4m (endpoints; default 140k; bench/seed.ts), --quick (the 14k
  * size with 5-s rounds), --short (5-s rounds at any size), --reuse (keep the data set of an
- * earlier run of the same size: no seeding), --seed-only (seed, record the time, stop), --profile (the service under --cpu-prof; a
+ * earlier run of the same size: no seeding), --no-direct (no rounds of the direct equivalents), --seed-only (seed, record the time, stop), --profile (the service under --cpu-prof; a
  * summary is printed), --tsx (run the service through the tsx loader instead of dist/).
  * ELASTICSEARCH_URL: use that cluster (the bench indices are `ecs-bench<size>-*`); unset, a
  * managed node named `bench` (2 GB heap, its data kept under .local/es-bench/) is started
@@ -54,6 +54,8 @@ const size = quick ? QUICK : sizeNamed(sizeArg ?? '140k');
 const short = quick || args.includes('--short');
 // Seed the size and stop (its time in bench/results/<date>-seed-<size>.json); later runs take --reuse.
 const seedOnly = args.includes('--seed-only');
+// Without the direct equivalents' rounds (the bare hop still runs): a shorter run for the curve across sizes.
+const noDirect = args.includes('--no-direct');
 const reuse = args.includes('--reuse');
 const profile = args.includes('--profile');
 const runtime: Runtime = args.includes('--tsx') ? 'tsx' : 'dist';
@@ -300,7 +302,7 @@ async function main(): Promise<void> {
       log(`${sc.name}: Elasticsearch settled in ${waited.toFixed(0)} s; warm-up`);
       const warm = await cannon(svc.url, sc, WARMUP_S);
       if (warm.firstError) log(`${sc.name}: warm-up error: ${warm.firstError}`);
-      await runDirect(sc.direct, CONNECTIONS, WARMUP_S);
+      if (!noDirect) await runDirect(sc.direct, CONNECTIONS, WARMUP_S);
       const svcRounds: ServiceRound[] = [];
       const directRounds: (RoundResult & { esCpuMsPerRequest?: number })[] = [];
       let at70: { res: autocannon.Result } | undefined;
@@ -343,8 +345,9 @@ async function main(): Promise<void> {
             elasticsearch: delta(e0, await esCounters(client)),
           };
           // The floor's tail at the same rate.
-          at70Direct = await runDirect(sc.direct, CONNECTIONS, ROUND_S, rate);
+          if (!noDirect) at70Direct = await runDirect(sc.direct, CONNECTIONS, ROUND_S, rate);
         }
+        if (noDirect) continue;
         const dBefore = cpuSeconds(esPid);
         const d = await runDirect(sc.direct, CONNECTIONS, ROUND_S);
         directRounds.push({ ...d, esCpuMsPerRequest: msPerRequest(dBefore, cpuSeconds(esPid), d.requests) });
@@ -363,7 +366,7 @@ async function main(): Promise<void> {
       const hopAt70 = fromCannon(await cannonHop(hop.url, every.indexOf(sc), ROUND_S, rate));
       const best = <T extends RoundResult>(rs: T[]): T => rs.reduce((a, b) => (b.rps > a.rps ? b : a));
       const s = best(svcRounds);
-      const d = best(directRounds);
+      const d = directRounds.length > 0 ? best(directRounds) : { requests: 0, errors: 0, durationS: 0, rps: 0, p50: 0, p99: 0, max: 0 };
       const a = fromCannon((at70 as { res: autocannon.Result }).res);
       const res: ScenarioResult = {
         name: sc.name,
@@ -374,7 +377,7 @@ async function main(): Promise<void> {
         serviceRounds: svcRounds.map((x) => Math.round(x.rps)),
         direct: d,
         directRounds: directRounds.map((x) => Math.round(x.rps)),
-        ratio: s.rps / Math.max(1, d.rps),
+        ratio: d.requests > 0 ? s.rps / Math.max(1, d.rps) : 0,
         at70: { rate, rps: a.rps, p50: a.p50, p99: a.p99, errors: a.errors },
         at70Diagnostics,
         at70Direct: { rps: at70Direct?.rps ?? 0, p50: at70Direct?.p50 ?? 0, p99: at70Direct?.p99 ?? 0, errors: at70Direct?.errors ?? 0 },
