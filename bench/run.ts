@@ -81,7 +81,7 @@ const WARMUP_S = short ? 2 : 3;
 const ROUNDS = 2;
 // One prefix per size (no prefix extends another's, so `<prefix>-*` never reaches another size's
 // indices): the three sizes coexist on one node. BENCH_INDEX_PREFIX replaces it.
-const PREFIX = process.env.BENCH_INDEX_PREFIX ?? `ecs-bench${size.name.replace('.', '')}`;
+const PREFIX = process.env.BENCH_INDEX_PREFIX ?? `ecs-bench${size.slug}`;
 const ADMIN = `bench-${crypto.randomBytes(12).toString('hex')}`;
 const log = (l: string): void => console.error(`[bench] ${new Date().toISOString().slice(11, 19)} ${l}`);
 
@@ -267,7 +267,7 @@ async function main(): Promise<void> {
       seedSeconds = Math.round((Date.now() - t0) / 100) / 10;
       log(`seeded ${size.name} in ${seedSeconds} s`);
       if (seedOnly) {
-        const file = path.join('bench', 'results', `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-seed-${size.name.replace('.', '')}.json`);
+        const file = path.join('bench', 'results', `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-seed-${size.slug}.json`);
         const indices = await client.cat.indices({ index: `${PREFIX}-*`, format: 'json', bytes: 'b' });
         const seedOut = { date: new Date().toISOString(), sizeName: size.name, prefix: PREFIX, size, seedSeconds, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), indices };
         fs.writeFileSync(file, JSON.stringify(seedOut, null, 2) + '\n');
@@ -530,7 +530,7 @@ async function main(): Promise<void> {
     tracing,
     targets,
   };
-  const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : `-${size.name.replace('.', '')}`}.json`);
+  const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : `-${size.slug}`}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${exported ? `${exportTable(exported)}\n\n` : ''}${targetsTable(targets)}\n`);

@@ -27,8 +27,10 @@ export interface OrgShape {
 }
 
 export interface SeedSize {
-  /** The size's name on the command line (`--size`), also in its index prefix. */
+  /** The size's name on the command line (`--size`). */
   name: SizeName;
+  /** The name in its index prefix and results files (no dot). */
+  slug: string;
   agents: number;
   utm: number;
   lte: number;
@@ -49,15 +51,15 @@ export type SizeName = '14k' | '140k' | '1.4m';
  */
 export const SIZES: Record<SizeName, SeedSize> = {
   '14k': {
-    name: '14k', agents: 10_000, utm: 2_000, lte: 2_000, inventoryEndpoints: 200, inventoryItems: 200, sensors: 200,
+    name: '14k', slug: '14k', agents: 10_000, utm: 2_000, lte: 2_000, inventoryEndpoints: 200, inventoryItems: 200, sensors: 200,
     orgs: { resellers: 10, customersPerReseller: 10, sitesPerCustomer: 6, mspCustomers: 5, mspSitesPerCustomer: 5, mspLocationsPerSite: 1 },
   },
   '140k': {
-    name: '140k', agents: 100_000, utm: 20_000, lte: 20_000, inventoryEndpoints: 2_000, inventoryItems: 200, sensors: 2_000,
+    name: '140k', slug: '140k', agents: 100_000, utm: 20_000, lte: 20_000, inventoryEndpoints: 2_000, inventoryItems: 200, sensors: 2_000,
     orgs: { resellers: 20, customersPerReseller: 50, sitesPerCustomer: 6, mspCustomers: 10, mspSitesPerCustomer: 10, mspLocationsPerSite: 2 },
   },
   '1.4m': {
-    name: '1.4m', agents: 1_000_000, utm: 200_000, lte: 200_000, inventoryEndpoints: 2_000, inventoryItems: 200, sensors: 2_000,
+    name: '1.4m', slug: '1m4', agents: 1_000_000, utm: 200_000, lte: 200_000, inventoryEndpoints: 2_000, inventoryItems: 200, sensors: 2_000,
     orgs: { resellers: 20, customersPerReseller: 50, sitesPerCustomer: 69, mspCustomers: 10, mspSitesPerCustomer: 10, mspLocationsPerSite: 29 },
   },
 };
