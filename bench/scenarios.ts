@@ -217,6 +217,13 @@ export function scenarios(x: ScenarioContext): Scenario[] {
           >,
         }),
     },
+    {
+      name: 'UTM count (orgId + includeChildren)',
+      serviceWork: 'POST /utm-endpoint/count {orgId: root MSP, includeChildren: true}: one count over the subtree (one term on the ancestry)',
+      directWork: 'the same count',
+      service: () => ({ method: 'POST', path: `${API}/utm-endpoint/count`, body: JSON.stringify({ orgId: root, includeChildren: true }) }),
+      direct: () => client.count({ index: endpoints, query: utmCriteriaQuery({}, { term: { orgPath: root } }) }),
+    },
     inventoryScenario(
       'software inventory replace (200 items, 10 changed)',
       'a typical report: the endpoint\'s 200 items with a window of 10 moved to a new version (≈20 index + ≈20 delete against the previous report)',
