@@ -15,6 +15,19 @@ import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
 import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
 import { seededInventory, type Seeded } from './seed.js';
 
+/** The UTM model aggregation's search over a subtree, as the service sends it. */
+function utmModelAggregation(client: Client, endpoints: string, orgId: string): Promise<unknown> {
+  return client.search({
+    index: endpoints,
+    size: 0,
+    track_total_hits: false,
+    seq_no_primary_term: true,
+    version: true,
+    query: utmCriteriaQuery({}, { term: { orgPath: orgId } }),
+    aggs: { buckets: { composite: { size: 1000, sources: [{ key: { terms: { field: 'model' } } }] } } } as Record<string, estypes.AggregationsAggregationContainer>,
+  });
+}
+
 /** The distributor admin's view: its agents' first page, its UTM count and UTM model aggregation, all over its whole subtree. */
 function distributorScenarios(client: Client, endpoints: string, distributor: string): Scenario[] {
   const scope = { term: { orgPath: distributor } };
@@ -44,16 +57,7 @@ function distributorScenarios(client: Client, endpoints: string, distributor: st
       serviceWork: 'POST /utm-endpoint/model/aggregation {orgId: distributor, includeChildren: true} by its admin: one composite aggregation',
       directWork: 'the same search (size 0, composite terms on model)',
       service: () => ({ method: 'POST', path: `${API}/utm-endpoint/model/aggregation`, body: JSON.stringify(utm) }),
-      direct: () =>
-        client.search({
-          index: endpoints,
-          size: 0,
-          track_total_hits: false,
-          seq_no_primary_term: true,
-          version: true,
-          query: utmCriteriaQuery({}, scope),
-          aggs: { buckets: { composite: { size: 1000, sources: [{ key: { terms: { field: 'model' } } }] } } } as Record<string, estypes.AggregationsAggregationContainer>,
-        }),
+      direct: () => utmModelAggregation(client, endpoints, distributor),
     },
   ];
 }
@@ -203,19 +207,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
       serviceWork: 'POST /utm-endpoint/model/aggregation {orgId: root MSP, includeChildren: true}: one composite aggregation',
       directWork: 'the same search (size 0, composite terms on model)',
       service: () => ({ method: 'POST', path: `${API}/utm-endpoint/model/aggregation`, body: JSON.stringify({ orgId: root, includeChildren: true }) }),
-      direct: () =>
-        client.search({
-          index: endpoints,
-          size: 0,
-          track_total_hits: false,
-          seq_no_primary_term: true,
-          version: true,
-          query: utmCriteriaQuery({}, { term: { orgPath: root } }),
-          aggs: { buckets: { composite: { size: 1000, sources: [{ key: { terms: { field: 'model' } } }] } } } as Record<
-            string,
-            estypes.AggregationsAggregationContainer
-          >,
-        }),
+      direct: () => utmModelAggregation(client, endpoints, root),
     },
     {
       name: 'UTM count (orgId + includeChildren)',
