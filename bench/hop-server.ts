@@ -12,7 +12,7 @@
 import http from 'node:http';
 import { createClient } from '../src/store/client.js';
 import { loadConfig } from '../src/config.js';
-import { FULL, QUICK, seededIds } from './seed.js';
+import { seededIds, sizeNamed } from './seed.js';
 import { scenarios } from './scenarios.js';
 
 const env = (name: string): string => {
@@ -25,9 +25,10 @@ const client = createClient(env('ELASTICSEARCH_URL'), 30_000, loadConfig().elast
 const list = scenarios({
   client,
   prefix: env('BENCH_PREFIX'),
-  seeded: seededIds(process.env.BENCH_QUICK === '1' ? QUICK : FULL),
+  seeded: seededIds(sizeNamed(env('BENCH_SIZE'))),
   root: env('BENCH_ROOT'),
   subtree: JSON.parse(env('BENCH_SUBTREE')) as string[],
+  distributor: env('BENCH_DISTRIBUTOR'),
 });
 
 const server = http.createServer((req, res) => {

@@ -1,5 +1,5 @@
 /**
- * The console's first screen: the fleet overview of the root MSP's whole subtree,
+ * The console's first screen: the fleet overview of a root's whole subtree (an MSP's, the distributor's),
  * its requests issued together, as a viewer's browser would, by several viewers at once.
  *
  * One overview = counts of UTM endpoints by connection status, agents by OS, UTM endpoints by
@@ -135,10 +135,12 @@ export function overviewTable(r: OverviewResult): string {
   ].join('\n');
 }
 
-export function overviewTargets(r: OverviewResult): TargetResult[] {
+/** The overview's targets; `whose` names the viewers' organization ('' for the root MSP's, 'distributor ' with a 300 ms bound). */
+export function overviewTargets(r: OverviewResult, whose = ''): TargetResult[] {
   const failed = Object.values(r.errors).reduce((a, b) => a + b, 0);
+  const bound = whose ? 300 : 150;
   return [
-    { target: `overview: p99 ≤ 150 ms at ${r.viewers} concurrent viewers`, measured: `${r.p99.toFixed(1)} ms`, met: r.p99 <= 150 && failed === 0 },
-    { target: 'overview: every request answered 200', measured: failed === 0 ? 'all' : JSON.stringify(r.errors), met: failed === 0 },
+    { target: `${whose}overview: p99 ≤ ${bound} ms at ${r.viewers} concurrent viewers`, measured: `${r.p99.toFixed(1)} ms`, met: r.p99 <= bound && failed === 0 },
+    { target: `${whose}overview: every request answered 200`, measured: failed === 0 ? 'all' : JSON.stringify(r.errors), met: failed === 0 },
   ];
 }

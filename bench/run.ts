@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- <scenario prefix>… | migration | org-create]`: seeds a realistic data set
+ * `npm run bench [-- --size 14k|140k|1.4m] [-- --quick] [-- <scenario prefix>… | migration | org-create]`: seeds a realistic data set
  * through the service's own code, starts the service as `npm start` does (built to dist/,
  * plain node) and drives each scenario with autocannon (64 connections, no pipelining,
  * warm-up first), alternating with the same Elasticsearch requests issued directly at the
@@ -8,11 +8,13 @@
  * p99 at 70 % of the service's maximum rate; then the device migration (bench/migration.ts).
  * Writes bench/results/<date>.json and prints markdown tables (results and targets).
  *
- * Options: --quick (a tenth of the data set, shorter rounds), --reuse (keep the data set of
- * an earlier run of the same size: no seeding), --profile (the service under --cpu-prof; a
+ * Options: --size 14k|140k|1.4m (endpoints; default 140k; bench/seed.ts), --quick (the 14k
+ * size with 5-s rounds), --short (5-s rounds at any size), --reuse (keep the data set of an
+ * earlier run of the same size: no seeding), --no-direct (no rounds of the direct equivalents), --seed-only (seed, record the time, stop), --profile (the service under --cpu-prof; a
  * summary is printed), --tsx (run the service through the tsx loader instead of dist/).
- * ELASTICSEARCH_URL: use that cluster (the bench indices are `ecs-bench-*`); unset, a
- * managed node named `bench` (1 GB heap) is started and stopped.
+ * ELASTICSEARCH_URL: use that cluster (the bench indices are `ecs-bench<size>-*`); unset, a
+ * managed node named `bench` (2 GB heap, its data kept under .local/es-bench/) is started
+ * and stopped, or reused when already running.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -24,11 +26,11 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { createServices } from '../src/resources/index.js';
 import { ensureIndices } from '../src/store/indices.js';
-import { createClient, type StoreContext } from '../src/store/client.js';
+import { aliasName, createClient, type StoreContext } from '../src/store/client.js';
 import { startLocalNode } from '../src/dev/local-elasticsearch.js';
 import { runDirect, type RoundResult } from './direct.js';
 import { cpuSeconds, esNode, machine, sample, watchRss } from './proc.js';
-import { FULL, QUICK, seed, seededIds, type Seeded } from './seed.js';
+import { DISTRIBUTOR, QUICK, seed, seededIds, sizeNamed, type Seeded } from './seed.js';
 import { scenarios as allScenarios, type Scenario } from './scenarios.js';
 import { buildService, startHop, startService, type Runtime } from './service-process.js';
 import { formatSummary, summarize } from './profile.js';
@@ -39,12 +41,21 @@ import { overviewBench, overviewTable, overviewTargets, type OverviewResult } fr
 import { jobsBench, jobsTable, type JobsResult } from './jobs.js';
 import { consoleBench, consoleTable, consoleTargets, type ConsoleResult } from './console.js';
 import { exportBench, exportTable, exportTargets, type ExportResult } from './export.js';
-import { orgCreateBench, orgCreateTable, orgCreateTargets, type OrgCreateResult } from './org-create.js';
+import { orgCreateBench, orgCreateInTree, orgCreateTable, orgCreateTargets, type OrgCreateInTree, type OrgCreateResult } from './org-create.js';
 import { tracingBench, tracingTable, type TracingResult } from './tracing.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+const sizeAt = args.indexOf('--size');
+const sizeArg = sizeAt >= 0 ? args[sizeAt + 1] : undefined;
+if (sizeAt >= 0) args.splice(sizeAt, 2);
+const size = quick ? QUICK : sizeNamed(sizeArg ?? '140k');
+const short = quick || args.includes('--short');
+// Seed the size and stop (its time in bench/results/<date>-seed-<size>.json); later runs take --reuse.
+const seedOnly = args.includes('--seed-only');
+// Without the direct equivalents' rounds (the bare hop still runs): a shorter run for the curve across sizes.
+const noDirect = args.includes('--no-direct');
 const reuse = args.includes('--reuse');
 const profile = args.includes('--profile');
 const runtime: Runtime = args.includes('--tsx') ? 'tsx' : 'dist';
@@ -53,21 +64,24 @@ const wantMigration = only.length === 0 || only.includes('migration');
 const wantOverload = only.length === 0 || only.includes('overload');
 const wantJobs = only.length === 0 || only.includes('jobs');
 const wantOrgCreate = only.length === 0 || only.includes('org-create');
+// Organization creates into the seeded tree (its full size), on the running service.
+const wantOrgCreateAtSize = only.length === 0 || only.includes('org-create-tree');
 // Traces off against on at 10 % (and against BENCH_BEFORE_DIR's build): only when asked.
 const wantTracing = only.includes('tracing');
-const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload' && o !== 'jobs' && o !== 'org-create' && o !== 'tracing');
-const wantScenarios = only.length === 0 || scenarioFilter.length > 0;
+const scenarioFilter = only.filter((o) => o !== 'migration' && o !== 'overload' && o !== 'jobs' && o !== 'org-create' && o !== 'org-create-tree' && o !== 'tracing');
+const wantScenarios = only.length === 0 || scenarioFilter.length > 0 || wantOrgCreateAtSize;
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 const wantCreate = wantScenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o))));
 const wantOverview = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'overview'.startsWith(o)));
 const wantConsole = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'console'.startsWith(o)));
 const wantExport = wantScenarios && (scenarioFilter.length === 0 || scenarioFilter.some((o) => 'export'.startsWith(o)));
 const CONNECTIONS = 64;
-const ROUND_S = quick ? 5 : 10;
-const WARMUP_S = quick ? 2 : 3;
+const ROUND_S = short ? 5 : 10;
+const WARMUP_S = short ? 2 : 3;
 const ROUNDS = 2;
-// BENCH_INDEX_PREFIX: another prefix, so runs sharing one Elasticsearch do not drop each other's indices.
-const PREFIX = process.env.BENCH_INDEX_PREFIX ?? (quick ? 'ecs-benchq' : 'ecs-bench');
+// One prefix per size (no prefix extends another's, so `<prefix>-*` never reaches another size's
+// indices): the three sizes coexist on one node. BENCH_INDEX_PREFIX replaces it.
+const PREFIX = process.env.BENCH_INDEX_PREFIX ?? `ecs-bench${size.slug}`;
 const ADMIN = `bench-${crypto.randomBytes(12).toString('hex')}`;
 const log = (l: string): void => console.error(`[bench] ${new Date().toISOString().slice(11, 19)} ${l}`);
 
@@ -80,6 +94,9 @@ function drive(url: string, requests: autocannon.Request[], seconds: number, ext
   });
 }
 
+/** The distributor admin's token, minted once the service runs (the distributor scenarios' caller). */
+let distributorToken: string | undefined;
+
 async function cannon(url: string, sc: Scenario, seconds: number, rate?: number): Promise<{ res: autocannon.Result; firstError?: string }> {
   let n = 0;
   let firstError: string | undefined;
@@ -89,7 +106,7 @@ async function cannon(url: string, sc: Scenario, seconds: number, rate?: number)
   };
   const res = await drive(url, [req], seconds, {
     ...(rate ? { overallRate: rate } : {}),
-    headers: { 'x-auth-token': ADMIN, 'content-type': 'application/json' },
+    headers: { 'x-auth-token': sc.caller === 'distributor' ? (distributorToken ?? ADMIN) : ADMIN, 'content-type': 'application/json' },
   });
   return { res, firstError };
 }
@@ -185,6 +202,25 @@ function msPerRequest(before: number | undefined, after: number | undefined, req
   return before === undefined || after === undefined || requests === 0 ? undefined : ((after - before) * 1000) / requests;
 }
 
+/** A token of `role` admin at `orgId`, minted through the service with the system token. */
+async function mintToken(url: string, name: string, orgId: string): Promise<string> {
+  const res = await fetch(`${url}/endpoint-control-service/v1/admin/tokens`, {
+    method: 'POST',
+    headers: { 'x-auth-token': ADMIN, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, role: 'admin', orgId }),
+  });
+  if (res.status !== 201) throw new Error(`minting ${name}: ${res.status} ${await res.text()}`);
+  const token = ((await res.json()) as { token: string }).token;
+  // Until the new token authenticates: 64 connections refused at once would trip the failed-authentication limit.
+  for (let k = 0; k < 100; k++) {
+    const probe = await fetch(`${url}/endpoint-control-service/v1/lte-endpoint/data-usage-sum`, { headers: { 'x-auth-token': token } });
+    await probe.arrayBuffer();
+    if (probe.status === 200) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return token;
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const loadAtStart = os.loadavg();
@@ -193,15 +229,14 @@ async function main(): Promise<void> {
   let esUrl = process.env.ELASTICSEARCH_URL;
   let stopNode: (() => Promise<void>) | undefined;
   if (!esUrl) {
-    const node = await startLocalNode({ name: 'bench', port: 0, heap: '1g', log });
+    const node = await startLocalNode({ name: 'bench', port: 0, heap: '2g', log });
     esUrl = node.url;
     stopNode = () => node.stop();
   }
   const client = createClient(esUrl, 120_000, config.elasticsearchSecurity);
   const es = await esNode(client);
   const esPid = es.pid;
-  const size = quick ? QUICK : FULL;
-  buildService(log);
+  if (!seedOnly) buildService(log);
 
   const results: ScenarioResult[] = [];
   let servicePeakRssMb: number | undefined;
@@ -209,6 +244,9 @@ async function main(): Promise<void> {
   let overload: OverloadResult | undefined;
   let create: CreateResult | undefined;
   let overview: OverviewResult | undefined;
+  let overviewDistributor: OverviewResult | undefined;
+  let orgCreateAtSize: OrgCreateInTree | undefined;
+  let seedSeconds: number | undefined;
   let jobs: JobsResult | undefined;
   let consoleResult: ConsoleResult | { error: string } | undefined;
   let exported: ExportResult | undefined;
@@ -226,7 +264,18 @@ async function main(): Promise<void> {
       await ensureIndices(ctx, createLogger('warn'));
       const t0 = Date.now();
       seeded = await seed(services, services.storeContext, size, log);
-      log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      seedSeconds = Math.round((Date.now() - t0) / 100) / 10;
+      log(`seeded ${size.name} in ${seedSeconds} s`);
+      if (seedOnly) {
+        const file = path.join('bench', 'results', `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}-seed-${size.slug}.json`);
+        const indices = await client.cat.indices({ index: `${PREFIX}-*`, format: 'json', bytes: 'b' });
+        const seedOut = { date: new Date().toISOString(), sizeName: size.name, prefix: PREFIX, size, seedSeconds, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg(), indices };
+        fs.writeFileSync(file, JSON.stringify(seedOut, null, 2) + '\n');
+        log(`wrote ${file}`);
+        await client.close();
+        await stopNode?.();
+        return;
+      }
     }
 
     const profileDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'ecs-bench-prof-')) : undefined;
@@ -235,12 +284,14 @@ async function main(): Promise<void> {
     log(`service (${runtime}) at ${svc.url}, pid ${svc.pid}; idle RSS ${sample(svc.pid).rssMb.toFixed(0)} MB`);
     const root = seeded.roots[0];
     const subtree = await services.orgs.subtree(root);
-    const every = allScenarios({ client, prefix: PREFIX, seeded, root, subtree });
+    const every = allScenarios({ client, prefix: PREFIX, seeded, root, subtree, distributor: DISTRIBUTOR });
+    distributorToken = await mintToken(svc.url, 'bench-distributor-admin', DISTRIBUTOR);
     const list = wantScenarios ? every.filter((s) => scenarioFilter.length === 0 || scenarioFilter.some((o) => s.name.startsWith(o))) : [];
     const hop = await startHop({
       ELASTICSEARCH_URL: esUrl,
       BENCH_PREFIX: PREFIX,
-      BENCH_QUICK: quick ? '1' : '0',
+      BENCH_SIZE: size.name,
+      BENCH_DISTRIBUTOR: DISTRIBUTOR,
       BENCH_ROOT: root,
       BENCH_SUBTREE: JSON.stringify(subtree),
     });
@@ -251,7 +302,7 @@ async function main(): Promise<void> {
       log(`${sc.name}: Elasticsearch settled in ${waited.toFixed(0)} s; warm-up`);
       const warm = await cannon(svc.url, sc, WARMUP_S);
       if (warm.firstError) log(`${sc.name}: warm-up error: ${warm.firstError}`);
-      await runDirect(sc.direct, CONNECTIONS, WARMUP_S);
+      if (!noDirect) await runDirect(sc.direct, CONNECTIONS, WARMUP_S);
       const svcRounds: ServiceRound[] = [];
       const directRounds: (RoundResult & { esCpuMsPerRequest?: number })[] = [];
       let at70: { res: autocannon.Result } | undefined;
@@ -294,8 +345,9 @@ async function main(): Promise<void> {
             elasticsearch: delta(e0, await esCounters(client)),
           };
           // The floor's tail at the same rate.
-          at70Direct = await runDirect(sc.direct, CONNECTIONS, ROUND_S, rate);
+          if (!noDirect) at70Direct = await runDirect(sc.direct, CONNECTIONS, ROUND_S, rate);
         }
+        if (noDirect) continue;
         const dBefore = cpuSeconds(esPid);
         const d = await runDirect(sc.direct, CONNECTIONS, ROUND_S);
         directRounds.push({ ...d, esCpuMsPerRequest: msPerRequest(dBefore, cpuSeconds(esPid), d.requests) });
@@ -314,7 +366,7 @@ async function main(): Promise<void> {
       const hopAt70 = fromCannon(await cannonHop(hop.url, every.indexOf(sc), ROUND_S, rate));
       const best = <T extends RoundResult>(rs: T[]): T => rs.reduce((a, b) => (b.rps > a.rps ? b : a));
       const s = best(svcRounds);
-      const d = best(directRounds);
+      const d = directRounds.length > 0 ? best(directRounds) : { requests: 0, errors: 0, durationS: 0, rps: 0, p50: 0, p99: 0, max: 0 };
       const a = fromCannon((at70 as { res: autocannon.Result }).res);
       const res: ScenarioResult = {
         name: sc.name,
@@ -325,7 +377,7 @@ async function main(): Promise<void> {
         serviceRounds: svcRounds.map((x) => Math.round(x.rps)),
         direct: d,
         directRounds: directRounds.map((x) => Math.round(x.rps)),
-        ratio: s.rps / Math.max(1, d.rps),
+        ratio: d.requests > 0 ? s.rps / Math.max(1, d.rps) : 0,
         at70: { rate, rps: a.rps, p50: a.p50, p99: a.p99, errors: a.errors },
         at70Diagnostics,
         at70Direct: { rps: at70Direct?.rps ?? 0, p50: at70Direct?.p50 ?? 0, p99: at70Direct?.p99 ?? 0, errors: at70Direct?.errors ?? 0 },
@@ -361,6 +413,17 @@ async function main(): Promise<void> {
     if (wantOverview) {
       await settle(client, PREFIX);
       overview = await overviewBench({ serviceUrl: svc.url, adminToken: ADMIN, root, viewers: 8, roundS: ROUND_S, warmupS: WARMUP_S, log });
+      await settle(client, PREFIX);
+      overviewDistributor = await overviewBench({ serviceUrl: svc.url, adminToken: ADMIN, root: DISTRIBUTOR, viewers: 8, roundS: ROUND_S, warmupS: WARMUP_S, log });
+    }
+    if (wantOrgCreateAtSize) {
+      await settle(client, PREFIX);
+      // Into the seeded tree (all of the size's organizations), below one of the distributor's customers.
+      orgCreateAtSize = await orgCreateInTree({ serviceUrl: svc.url, token: ADMIN, parent: `${DISTRIBUTOR}-r0-c0`,
+        creates: 200,
+        organizations: (await client.count({ index: aliasName(PREFIX, 'organizations') })).count,
+        log,
+      });
     }
     if (wantConsole) {
       await settle(client, PREFIX);
@@ -429,6 +492,8 @@ async function main(): Promise<void> {
     ...evaluateTargets(results, migration, servicePeakRssMb),
     ...(create ? createTargets(create) : []),
     ...(overview ? overviewTargets(overview) : []),
+    ...(overviewDistributor ? overviewTargets(overviewDistributor, 'distributor ') : []),
+    ...(orgCreateAtSize ? [{ target: `org-create into ${orgCreateAtSize.organizations} organizations: p50 ≤ 30 ms`, measured: `${orgCreateAtSize.p50} ms`, met: orgCreateAtSize.p50 <= 30 }] : []),
     ...(consoleResult && !('error' in consoleResult) ? consoleTargets(consoleResult) : []),
     ...(exported ? exportTargets(exported) : []),
     ...(orgCreate ? orgCreateTargets(orgCreate) : []),
@@ -436,7 +501,10 @@ async function main(): Promise<void> {
   const out = {
     date: new Date().toISOString(),
     quick,
+    sizeName: size.name,
+    prefix: PREFIX,
     reuse,
+    seedSeconds,
     runtime,
     nodeFlags: process.env.BENCH_NODE_FLAGS ?? '',
     size,
@@ -451,6 +519,8 @@ async function main(): Promise<void> {
     results,
     create,
     overview,
+    overviewDistributor,
+    orgCreateAtSize,
     console: consoleResult,
     export: exported,
     orgCreate,
@@ -460,7 +530,7 @@ async function main(): Promise<void> {
     tracing,
     targets,
   };
-  const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : ''}.json`);
+  const file = path.join('bench', 'results', `${out.date.slice(0, 19).replace(/:/g, '-')}${quick ? '-quick' : `-${size.slug}`}.json`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
   console.log(`\n${resultsTable(results, migration)}\n\n${create ? `${createTable(create)}\n\n` : ''}${overview ? `${overviewTable(overview)}\n\n` : ''}${consoleResult && !('error' in consoleResult) ? `${consoleTable(consoleResult)}\n\n` : ''}${exported ? `${exportTable(exported)}\n\n` : ''}${targetsTable(targets)}\n`);

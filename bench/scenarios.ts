@@ -15,6 +15,53 @@ import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
 import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
 import { seededInventory, type Seeded } from './seed.js';
 
+/** The UTM model aggregation's search over a subtree, as the service sends it. */
+function utmModelAggregation(client: Client, endpoints: string, orgId: string): Promise<unknown> {
+  return client.search({
+    index: endpoints,
+    size: 0,
+    track_total_hits: false,
+    seq_no_primary_term: true,
+    version: true,
+    query: utmCriteriaQuery({}, { term: { orgPath: orgId } }),
+    aggs: { buckets: { composite: { size: 1000, sources: [{ key: { terms: { field: 'model' } } }] } } } as Record<string, estypes.AggregationsAggregationContainer>,
+  });
+}
+
+/** The distributor admin's view: its agents' first page, its UTM count and UTM model aggregation, all over its whole subtree. */
+function distributorScenarios(client: Client, endpoints: string, distributor: string): Scenario[] {
+  const scope = { term: { orgPath: distributor } };
+  const pageRequest = { page: 0, size: 20 };
+  const utm = { orgId: distributor, includeChildren: true };
+  return [
+    {
+      name: 'distributor page-search',
+      caller: 'distributor',
+      serviceWork: "POST /endpoint/page-search {} by an admin of the distributor, 20 per page: its whole subtree (one term on the records' ancestry), sorted by id, total counted",
+      directWork: 'the same search body',
+      service: () => ({ method: 'POST', path: `${API}/endpoint/page-search`, body: JSON.stringify({ criteria: {}, pageRequest }) }),
+      direct: () =>
+        client.search({ index: endpoints, query: endpointCriteriaQuery({}, scope), ...pageQuery(pageRequest, ENDPOINT_SORT), seq_no_primary_term: true, version: true }),
+    },
+    {
+      name: 'distributor count',
+      caller: 'distributor',
+      serviceWork: 'POST /utm-endpoint/count {orgId: distributor, includeChildren: true} by its admin: one count',
+      directWork: 'the same count',
+      service: () => ({ method: 'POST', path: `${API}/utm-endpoint/count`, body: JSON.stringify(utm) }),
+      direct: () => client.count({ index: endpoints, query: utmCriteriaQuery({}, scope) }),
+    },
+    {
+      name: 'distributor aggregation',
+      caller: 'distributor',
+      serviceWork: 'POST /utm-endpoint/model/aggregation {orgId: distributor, includeChildren: true} by its admin: one composite aggregation',
+      directWork: 'the same search (size 0, composite terms on model)',
+      service: () => ({ method: 'POST', path: `${API}/utm-endpoint/model/aggregation`, body: JSON.stringify(utm) }),
+      direct: () => utmModelAggregation(client, endpoints, distributor),
+    },
+  ];
+}
+
 export const API = '/endpoint-control-service/v1';
 
 export interface Scenario {
@@ -27,6 +74,8 @@ export interface Scenario {
   service: (next: () => number) => autocannon.Request;
   /** The same store work issued directly; `i` numbers the requests of a round. */
   direct: (i: number) => Promise<unknown>;
+  /** Whose token the service's requests carry: the bench's system token unless `distributor` (an admin of the distributor). */
+  caller?: 'distributor';
 }
 
 export interface ScenarioContext {
@@ -36,6 +85,8 @@ export interface ScenarioContext {
   /** The first root organization and its subtree (every org below it). */
   root: string;
   subtree: string[];
+  /** The distributor: the root holding most organizations and endpoints. */
+  distributor: string;
 }
 
 const pick = <T>(list: readonly T[], i: number): T => list[(i * 7919) % list.length];
@@ -156,19 +207,14 @@ export function scenarios(x: ScenarioContext): Scenario[] {
       serviceWork: 'POST /utm-endpoint/model/aggregation {orgId: root MSP, includeChildren: true}: one composite aggregation',
       directWork: 'the same search (size 0, composite terms on model)',
       service: () => ({ method: 'POST', path: `${API}/utm-endpoint/model/aggregation`, body: JSON.stringify({ orgId: root, includeChildren: true }) }),
-      direct: () =>
-        client.search({
-          index: endpoints,
-          size: 0,
-          track_total_hits: false,
-          seq_no_primary_term: true,
-          version: true,
-          query: utmCriteriaQuery({}, { term: { orgPath: root } }),
-          aggs: { buckets: { composite: { size: 1000, sources: [{ key: { terms: { field: 'model' } } }] } } } as Record<
-            string,
-            estypes.AggregationsAggregationContainer
-          >,
-        }),
+      direct: () => utmModelAggregation(client, endpoints, root),
+    },
+    {
+      name: 'UTM count (orgId + includeChildren)',
+      serviceWork: 'POST /utm-endpoint/count {orgId: root MSP, includeChildren: true}: one count over the subtree (one term on the ancestry)',
+      directWork: 'the same count',
+      service: () => ({ method: 'POST', path: `${API}/utm-endpoint/count`, body: JSON.stringify({ orgId: root, includeChildren: true }) }),
+      direct: () => client.count({ index: endpoints, query: utmCriteriaQuery({}, { term: { orgPath: root } }) }),
     },
     inventoryScenario(
       'software inventory replace (200 items, 10 changed)',
@@ -214,5 +260,6 @@ export function scenarios(x: ScenarioContext): Scenario[] {
         ]);
       },
     },
+    ...distributorScenarios(client, endpoints, x.distributor),
   ];
 }

@@ -1,29 +1,86 @@
 /**
  * Seeds a realistic data set through the service's own code (services and stores, bulk, not
- * one request per record): organizations in three levels, agents, UTM and LTE endpoints,
- * software inventory.
+ * one request per record): organizations in four levels, among them a distributor holding about
+ * 70 % of them and of the endpoints, agents, UTM and LTE endpoints, software inventory and
+ * network sensors. Three sizes (`--size 14k|140k|1.4m`); every id is deterministic, so
+ * `--reuse` can skip seeding.
  */
 import crypto from 'node:crypto';
 import type { Services } from '../src/resources/index.js';
 import type { StoreContext } from '../src/store/client.js';
+import { DocStore } from '../src/store/doc-store.js';
+import type { OrganizationDoc } from '../src/resources/organizations/store.js';
 import { bulkEndpoints, refreshIndex } from '../test/helpers/endpoint-store.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
 import { Access } from '../src/http/auth.js';
 
+/** The shape of the organization tree: one distributor and ten MSPs, four levels each. */
+export interface OrgShape {
+  /** distributor → resellers → customers → sites */
+  resellers: number;
+  customersPerReseller: number;
+  sitesPerCustomer: number;
+  /** each of the ten MSPs → customers → sites → locations */
+  mspCustomers: number;
+  mspSitesPerCustomer: number;
+  mspLocationsPerSite: number;
+}
+
 export interface SeedSize {
+  /** The size's name on the command line (`--size`). */
+  name: SizeName;
+  /** The name in its index prefix and results files (no dot). */
+  slug: string;
   agents: number;
   utm: number;
   lte: number;
   inventoryEndpoints: number;
   inventoryItems: number;
+  /** Network sensors (agents with the one host they report). */
+  sensors: number;
+  orgs: OrgShape;
 }
 
-export const FULL: SeedSize = { agents: 100_000, utm: 20_000, lte: 20_000, inventoryEndpoints: 2_000, inventoryItems: 200 };
-export const QUICK: SeedSize = { agents: 10_000, utm: 2_000, lte: 2_000, inventoryEndpoints: 200, inventoryItems: 200 };
+export type SizeName = '14k' | '140k' | '1.4m';
+
+/**
+ * Endpoints and organizations grow together (about 14 endpoints per organization); software
+ * inventory and network sensors stay at the 140k size's 2,000 endpoints: their scenarios are
+ * point operations on one endpoint, and 400,000 inventory entries already exceed what one
+ * endpoint's search touches.
+ */
+export const SIZES: Record<SizeName, SeedSize> = {
+  '14k': {
+    name: '14k', slug: '14k', agents: 10_000, utm: 2_000, lte: 2_000, inventoryEndpoints: 200, inventoryItems: 200, sensors: 200,
+    orgs: { resellers: 10, customersPerReseller: 10, sitesPerCustomer: 6, mspCustomers: 5, mspSitesPerCustomer: 5, mspLocationsPerSite: 1 },
+  },
+  '140k': {
+    name: '140k', slug: '140k', agents: 100_000, utm: 20_000, lte: 20_000, inventoryEndpoints: 2_000, inventoryItems: 200, sensors: 2_000,
+    orgs: { resellers: 20, customersPerReseller: 50, sitesPerCustomer: 6, mspCustomers: 10, mspSitesPerCustomer: 10, mspLocationsPerSite: 2 },
+  },
+  '1.4m': {
+    name: '1.4m', slug: '1m4', agents: 1_000_000, utm: 200_000, lte: 200_000, inventoryEndpoints: 2_000, inventoryItems: 200, sensors: 2_000,
+    orgs: { resellers: 20, customersPerReseller: 50, sitesPerCustomer: 69, mspCustomers: 10, mspSitesPerCustomer: 10, mspLocationsPerSite: 29 },
+  },
+};
+export const FULL: SeedSize = SIZES['140k'];
+export const QUICK: SeedSize = SIZES['14k'];
+
+/** The size named on the command line (`1.4M` and `1.4m` alike). */
+export function sizeNamed(name: string): SeedSize {
+  const s = SIZES[name.toLowerCase() as SizeName];
+  if (!s) throw new Error(`--size: one of ${Object.keys(SIZES).join(', ')}, not ${name}`);
+  return s;
+}
+
+/** The distributor: the root whose subtree holds about 70 % of the organizations and endpoints. */
+export const DISTRIBUTOR = 'dist';
 
 export interface Seeded {
   roots: string[];
   orgs: string[];
+  /** Each organization's parent (absent for a root), in the order of `orgs` (parents first). */
+  parents: Map<string, string>;
   agentIds: string[];
   utmIds: string[];
   inventoryIds: string[];
@@ -31,32 +88,60 @@ export interface Seeded {
   sensors: { endpointId: string; orgId: string; hostAddress: string }[];
 }
 
+/** A placement spread over every organization (7919 is prime: every organization is hit alike). */
+function place(orgs: string[], i: number, salt: number): string {
+  return orgs[(i * 7919 + salt) % orgs.length];
+}
+
 /** The organization of agent `i` (the seed's placement rule, also used by the scenarios). */
 export function agentOrg(orgs: string[], i: number): string {
-  return pick(orgs, i * 7);
+  return place(orgs, i, 0);
+}
+
+/** The organization tree of a size: ten MSPs (`msp-0`…) and the distributor, four levels each. */
+function orgTree(shape: OrgShape): { roots: string[]; orgs: string[]; parents: Map<string, string> } {
+  const roots: string[] = [];
+  const orgs: string[] = [];
+  const parents = new Map<string, string>();
+  const add = (id: string, parent?: string): string => {
+    orgs.push(id);
+    if (parent) parents.set(id, parent);
+    else roots.push(id);
+    return id;
+  };
+  for (let m = 0; m < 10; m++) {
+    const msp = add(`msp-${m}`);
+    for (let c = 0; c < shape.mspCustomers; c++) {
+      const cust = add(`${msp}-c${c}`, msp);
+      for (let s = 0; s < shape.mspSitesPerCustomer; s++) {
+        const site = add(`${cust}-s${s}`, cust);
+        for (let l = 0; l < shape.mspLocationsPerSite; l++) add(`${site}-l${l}`, site);
+      }
+    }
+  }
+  const dist = add(DISTRIBUTOR);
+  for (let r = 0; r < shape.resellers; r++) {
+    const reseller = add(`${dist}-r${r}`, dist);
+    for (let c = 0; c < shape.customersPerReseller; c++) {
+      const cust = add(`${reseller}-c${c}`, reseller);
+      for (let s = 0; s < shape.sitesPerCustomer; s++) add(`${cust}-s${s}`, cust);
+    }
+  }
+  return { roots, orgs, parents };
 }
 
 /** The ids a seed of `size` creates: deterministic, so `--reuse` can skip seeding. */
 export function seededIds(size: SeedSize): Seeded {
-  const roots: string[] = [];
-  const orgs: string[] = [];
-  for (let r = 0; r < 10; r++) {
-    roots.push(`msp-${r}`);
-    orgs.push(`msp-${r}`);
-    for (let c = 0; c < 5; c++) {
-      orgs.push(`msp-${r}-c${c}`);
-      for (let l = 0; l < 5; l++) orgs.push(`msp-${r}-c${c}-s${l}`);
-    }
-  }
+  const { roots, orgs, parents } = orgTree(size.orgs);
   const agentIds = Array.from({ length: size.agents }, (_, i) => `agent-${i}`);
   const utmIds = Array.from({ length: size.utm }, (_, i) => `utm-${i}`);
   const inventoryIds = agentIds.slice(0, size.inventoryEndpoints);
-  const sensors = agentIds.slice(0, size.inventoryEndpoints).map((endpointId, j) => ({
+  const sensors = agentIds.slice(0, size.sensors).map((endpointId, j) => ({
     endpointId,
     orgId: agentOrg(orgs, j),
     hostAddress: `10.1.${(j >> 8) & 255}.${j & 255}`,
   }));
-  return { roots, orgs, agentIds, utmIds, inventoryIds, sensors };
+  return { roots, orgs, parents, agentIds, utmIds, inventoryIds, sensors };
 }
 
 const SYSTEM = new Access({ role: 'system', name: 'bench-seed' }, { exists: async () => true, isWithin: async () => true, subtreeQuery: async (o, f) => ({ term: { [f.replace(/orgId$/, 'orgPath')]: o } }) });
@@ -91,7 +176,7 @@ export function seededInventory(n: number, count: number): { name: string; vendo
 export function utmDoc(i: number, orgs: string[], now: string): EndpointDoc {
   const id = `utm-${i}`;
   return {
-    ...baseDoc(id, pick(orgs, i * 11), i, now),
+    ...baseDoc(id, place(orgs, i, 11), i, now),
     type: i % 4 === 0 ? 'VC_UTM' : 'EXTERNAL_UTM',
     serialId: `Q2XX-${i}`,
     siteId: `site-${i % 997}`,
@@ -114,30 +199,38 @@ export async function bulkDocs(ctx: StoreContext, docs: EndpointDoc[]): Promise<
 
 export async function seed(s: Services, ctx: StoreContext, size: SeedSize, log: (l: string) => void): Promise<Seeded> {
   const now = new Date().toISOString();
-  const roots: string[] = [];
-  const orgs: string[] = [];
-  // 10 MSPs × 5 customers × 5 sites ≈ 300 organizations in three levels.
-  for (let r = 0; r < 10; r++) {
-    const root = (await s.orgs.create({ id: `msp-${r}`, name: `MSP ${r}` }, SYSTEM)).id;
-    roots.push(root);
-    orgs.push(root);
-    for (let c = 0; c < 5; c++) {
-      const cust = (await s.orgs.create({ id: `${root}-c${c}`, name: `Customer ${r}.${c}`, parentId: root }, SYSTEM)).id;
-      orgs.push(cust);
-      for (let l = 0; l < 5; l++) {
-        orgs.push((await s.orgs.create({ id: `${cust}-s${l}`, name: `Site ${r}.${c}.${l}`, parentId: cust }, SYSTEM)).id);
-      }
-    }
+  const ids = seededIds(size);
+  const { orgs } = ids;
+  // Organizations by bulk through the organizations store (each with its ancestors, parents
+  // first), then the service's tree reloaded once: the endpoints' bulks stamp their ancestry from it.
+  const ancestors = new Map<string, string[]>();
+  const orgDoc = (id: string): OrganizationDoc => {
+    const parentId = ids.parents.get(id);
+    const up = parentId ? [...(ancestors.get(parentId) ?? []), parentId] : [];
+    ancestors.set(id, up);
+    return { id, name: `Org ${id}`, ...(parentId ? { parentId } : {}), ancestors: up, createdAt: now, createdBy: { username: 'bench-seed', authenticator: 'none' } };
+  };
+  const orgIndex = new DocStore<OrganizationDoc>(ctx, 'organizations', 'organization');
+  for (let i = 0; i < orgs.length; i += 5000) {
+    const res = await orgIndex.bulk(orgs.slice(i, i + 5000).flatMap((id) => [{ create: { _id: id } }, orgDoc(id)]), { refresh: false });
+    if (res.errors) throw new Error('seeding organizations failed');
   }
+  await orgIndex.refresh();
+  await s.orgs.reload();
   log(`organizations: ${orgs.length}`);
 
-  const agentIds: string[] = [];
   const chunk = 5000;
+  // Two bulks in flight: Elasticsearch indexes one while the next is built and sent.
+  const inFlight = new Set<Promise<void>>();
+  const send = async (docs: EndpointDoc[]): Promise<void> => {
+    const p = bulkDocs(ctx, docs).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    if (inFlight.size >= 2) await Promise.race(inFlight);
+  };
   for (let start = 0; start < size.agents; start += chunk) {
     const docs: EndpointDoc[] = [];
     for (let i = start; i < Math.min(size.agents, start + chunk); i++) {
       const id = `agent-${i}`;
-      agentIds.push(id);
       const os = pick(OSES, i);
       docs.push({
         ...baseDoc(id, agentOrg(orgs, i), i, now),
@@ -149,24 +242,20 @@ export async function seed(s: Services, ctx: StoreContext, size: SeedSize, log: 
         hostInfo: { hostName: `host-${i}`, ...os, kernelArch: 'x86_64', uptime: i, procs: 100 + (i % 200) },
       });
     }
-    await bulkDocs(ctx, docs);
+    await send(docs);
   }
-  log(`agents: ${agentIds.length}`);
+  log(`agents: ${size.agents}`);
 
-  const utmIds: string[] = [];
   for (let start = 0; start < size.utm; start += chunk) {
     const docs: EndpointDoc[] = [];
-    for (let i = start; i < Math.min(size.utm, start + chunk); i++) {
-      utmIds.push(`utm-${i}`);
-      docs.push(utmDoc(i, orgs, now));
-    }
-    await bulkDocs(ctx, docs);
+    for (let i = start; i < Math.min(size.utm, start + chunk); i++) docs.push(utmDoc(i, orgs, now));
+    await send(docs);
   }
   for (let start = 0; start < size.lte; start += chunk) {
     const docs: EndpointDoc[] = [];
     for (let i = start; i < Math.min(size.lte, start + chunk); i++) {
       docs.push({
-        ...baseDoc(`lte-${i}`, pick(orgs, i * 13), i, now),
+        ...baseDoc(`lte-${i}`, place(orgs, i, 13), i, now),
         type: 'VC_LTE',
         imei: `35${String(i).padStart(13, '0')}`,
         iccid: `8901${String(i).padStart(15, '0')}`,
@@ -177,11 +266,12 @@ export async function seed(s: Services, ctx: StoreContext, size: SeedSize, log: 
         site: { id: `site-${i % 997}` },
       });
     }
-    await bulkDocs(ctx, docs);
+    await send(docs);
   }
+  await Promise.all(inFlight);
   log(`utm: ${size.utm}, lte: ${size.lte}`);
 
-  const inventoryIds = agentIds.slice(0, size.inventoryEndpoints);
+  const { inventoryIds } = ids;
   const concurrency = 8;
   for (let start = 0; start < inventoryIds.length; start += concurrency) {
     await Promise.all(
@@ -195,7 +285,6 @@ export async function seed(s: Services, ctx: StoreContext, size: SeedSize, log: 
   log(`software inventory: ${inventoryIds.length} endpoints × ${size.inventoryItems} items`);
 
   // Each network sensor's host is known before the heartbeat scenario (its first sighting is a create).
-  const ids = seededIds(size);
   for (let start = 0; start < ids.sensors.length; start += concurrency) {
     await Promise.all(
       ids.sensors.slice(start, start + concurrency).map((sn) =>
@@ -205,9 +294,6 @@ export async function seed(s: Services, ctx: StoreContext, size: SeedSize, log: 
   }
   log(`network sensors: ${ids.sensors.length}`);
   await refreshIndex(ctx, 'endpoints');
-  if (ids.orgs.join() !== orgs.join() || ids.agentIds.length !== agentIds.length || ids.utmIds.length !== utmIds.length) {
-    throw new Error('seededIds() disagrees with seed()');
-  }
   return ids;
 }
 
