@@ -5,7 +5,8 @@
  * and moving an organization rewrites that ancestry in the background (docs/adr/0086) while
  * reads stay exact (docs/adr/0087).
  *
- *   dist ── 700 customers ── 99 sites each      (70,000 descendants, seeded through the store)
+ *   dist ── 66,000 customers, 40 of them ── 100 sites each   (70,000 descendants, seeded through the store;
+ *                                                             more direct children than one terms query takes)
  *   root ─┬─ oldParent ── moved ── movedSite    (10,000 agents below `moved`)
  *         └─ newParent
  */
@@ -31,8 +32,9 @@ interface MoveStatus {
   toParentId?: string;
 }
 
-const CUSTOMERS = 700;
-const SITES_PER_CUSTOMER = 99;
+const CUSTOMERS = 66_000;
+const CUSTOMERS_WITH_SITES = 40;
+const SITES_PER_CUSTOMER = 100;
 
 /** Registers organizations straight into the organizations index (70,000 through the API would take too long), then reloads the tree. */
 async function seedOrganizations(t: TestApp, docs: OrganizationDoc[]): Promise<void> {
@@ -77,6 +79,8 @@ describe('organization subtrees of any size', function () {
     let admin: Api;
     const AGENTS = 3000;
     const UTMS = 600;
+    /** Agents of direct children (customers), the last one among them: what direct-children returns. */
+    const directAgents = Array.from({ length: 5 }, (_, k) => ({ id: `${dist}-d${k}`, orgId: `${dist}-c${CUSTOMERS - 1 - k * 9973}` }));
 
     before(async () => {
       await t.world.org(undefined, dist);
@@ -84,7 +88,7 @@ describe('organization subtrees of any size', function () {
       for (let c = 0; c < CUSTOMERS; c++) {
         const cust = `${dist}-c${c}`;
         docs.push(orgDoc(cust, [dist]));
-        for (let s = 0; s < SITES_PER_CUSTOMER; s++) {
+        for (let s = 0; s < (c < CUSTOMERS_WITH_SITES ? SITES_PER_CUSTOMER : 0); s++) {
           const site = `${cust}-s${s}`;
           docs.push(orgDoc(site, [dist, cust]));
           sites.push(site);
@@ -97,6 +101,7 @@ describe('organization subtrees of any size', function () {
       utmOrgs.push(...Array.from({ length: UTMS }, (_, i) => pick(i)));
       await createEndpointDocs(t.server.store, [
         ...Array.from({ length: AGENTS }, (_, i) => agentDoc(`${dist}-a${i}`, i === 0 ? sites[sites.length - 1] : pick(i))),
+        ...directAgents.map((a) => agentDoc(a.id, a.orgId)),
         // Records as the API would have written them (the migration fixture's odd addresses are for the migration).
         ...Array.from({ length: UTMS }, (_, i) => ({ ...deviceDoc(i % 2 ? 'EXTERNAL_UTM' : 'VC_UTM', i, pick(i), `${dist}-u`), internalIps: ['10.0.0.1'] })),
       ]);
@@ -108,7 +113,7 @@ describe('organization subtrees of any size', function () {
     it('page-searches its whole subtree (agents and UTMs) and nothing else', async () => {
       const agents = await admin.post<Page>('/endpoint/page-search', { criteria: {}, pageRequest: { size: 50 } });
       expect(agents.status, agents.text).to.equal(200);
-      expect(total(agents.body)).to.equal(AGENTS);
+      expect(total(agents.body)).to.equal(AGENTS + directAgents.length);
       const utms = await admin.post<Page>('/utm-endpoint/searchPage', { criteria: { orgId: dist, includeChildren: true }, pageRequest: { size: 50 } });
       expect(utms.status, utms.text).to.equal(200);
       expect(total(utms.body)).to.equal(UTMS);
@@ -129,10 +134,17 @@ describe('organization subtrees of any size', function () {
       expect(models.body.reduce((n, b) => n + b.count, 0)).to.equal(UTMS);
       const statuses = await admin.post<{ key: string; count: number }[]>('/endpoint/connection-status/aggregation', {});
       expect(statuses.status, statuses.text).to.equal(200);
-      expect(statuses.body.reduce((n, b) => n + b.count, 0)).to.equal(AGENTS);
+      expect(statuses.body.reduce((n, b) => n + b.count, 0)).to.equal(AGENTS + directAgents.length);
       const descendants = await admin.get<{ id: string }[]>(`/endpoint/by-org-id/${dist}/all-descendants`);
       expect(descendants.status, descendants.text).to.equal(200);
-      expect(descendants.body.length).to.equal(AGENTS);
+      expect(descendants.body.length).to.equal(AGENTS + directAgents.length);
+    });
+
+    it('lists the agents of its 66,000 direct children, and only theirs', async () => {
+      const children = await admin.get<{ id: string; orgId: string }[]>(`/endpoint/by-org-id/${dist}/direct-children`);
+      expect(children.status, children.text).to.equal(200);
+      const got = children.body.map((e) => `${e.id}@${e.orgId}`).sort();
+      expect(got).to.deep.equal(directAgents.map((a) => `${a.id}@${a.orgId}`).sort());
     });
 
     it('an admin of one customer sees only that customer’s sites', async () => {

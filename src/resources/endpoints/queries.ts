@@ -8,6 +8,7 @@ import type { PageRequest } from '../../domain.js';
 import { byCountThenKey, type TermCount } from '../../store/aggregations.js';
 import type { Query } from '../../store/doc-store.js';
 import { pageQuery } from '../../store/page-query.js';
+import { anyOf } from '../../store/terms.js';
 import {
   endpointCriteriaQuery,
   familyQuery,
@@ -65,7 +66,8 @@ export class EndpointQueries {
     await access.assertOrg(orgId);
     const orgs = await this.orgs.children(orgId);
     if (orgs.length === 0) return [];
-    return this.list('agent', [{ terms: { orgId: orgs } }], access);
+    // Any number of children: split below Elasticsearch's limit on one terms query.
+    return this.list('agent', [anyOf('orgId', orgs)], access);
   }
 
   private async page(query: Query, pr: PageRequest, sort: Record<string, string>): Promise<Page<EndpointRecord>> {

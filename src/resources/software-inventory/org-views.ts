@@ -12,6 +12,7 @@ import type { PageRequest, SortOrder } from '../../domain.js';
 import { compositeAll, type AfterKey } from '../../store/aggregations.js';
 import type { Query } from '../../store/doc-store.js';
 import { CompositeSearch } from '../../store/scan.js';
+import { anyOf } from '../../store/terms.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
 import {
@@ -30,8 +31,6 @@ export const MAX_LIST_ITEMS = 100_000;
 
 /** Endpoints fetched per mget when adding endpoint names. */
 const NAME_BATCH = 1000;
-/** Ids per `terms` clause of the exclusion (below Elasticsearch's index.max_terms_count of 65,536). */
-const TERMS_CHUNK = 50_000;
 
 export interface PagedSearch {
   criteria: SoftwareInventorySearchCriteria;
@@ -73,11 +72,7 @@ export class OrgSoftwareInventory {
   /** Entries of exactly this organization, without deleted or uninstalled endpoints. */
   private async orgQuery(orgId: string, filters: Query[] = []): Promise<Query> {
     const excluded = await this.endpoints.queries.inactiveIds(orgId);
-    const mustNot: Query[] = [];
-    for (let i = 0; i < excluded.length; i += TERMS_CHUNK) {
-      mustNot.push({ terms: { endpointId: excluded.slice(i, i + TERMS_CHUNK) } });
-    }
-    return { bool: { filter: [{ term: { orgId } }, ...filters], ...(mustNot.length ? { must_not: mustNot } : {}) } };
+    return { bool: { filter: [{ term: { orgId } }, ...filters], ...(excluded.length ? { must_not: [anyOf('endpointId', excluded)] } : {}) } };
   }
 
   private async boundedList(orgId: string, query: Query, sort: estypes.SortCombinations[]): Promise<SoftwareInventoryDoc[]> {
