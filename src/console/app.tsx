@@ -109,6 +109,19 @@ export function App() {
   }, [signedIn]);
 
   const entries = useMemo(() => treeOrder(orgs ?? []), [orgs]);
+  // Write controls follow the person's grants (an admin grant above the organization); a token's
+  // role is not known to the page, so it sees them and the service answers 403 where it may not.
+  const canWriteIn = useMemo(() => {
+    if (!person) return () => true;
+    const parent = new Map((orgs ?? []).map((o) => [o.id, o.parentId]));
+    const admin = new Set(person.grants.filter((g) => g.role === 'admin' && g.orgId).map((g) => g.orgId));
+    const system = person.grants.some((g) => g.role === 'system');
+    return (orgId: string): boolean => {
+      if (system) return true;
+      for (let at: string | undefined = orgId; at !== undefined; at = parent.get(at)) if (admin.has(at)) return true;
+      return false;
+    };
+  }, [person, orgs]);
   const scope: Scope | undefined = useMemo(() => {
     if (!orgId || !orgs) return undefined;
     const at = entries.findIndex((e) => e.org.id === orgId);
@@ -175,9 +188,9 @@ export function App() {
         {orgs && orgs.length === 0 && <Message kind="error" text={person ? 'Your grants cover no organization known to this service.' : 'Your token sees no organization.'} />}
         {scope && route.page === 'overview' && <OverviewPage scope={scope} />}
         {scope && route.page === 'endpoints' && <EndpointsPage scope={scope} family={route.family} />}
-        {route.page === 'endpoint' && <EndpointDetailPage id={route.id} canWrite={true} />}
+        {route.page === 'endpoint' && <EndpointDetailPage id={route.id} canWriteIn={canWriteIn} />}
         {scope && route.page === 'software' && <SoftwarePage scope={scope} />}
-        {scope && route.page === 'organization' && <OrganizationPage orgId={scope.orgId} canWrite={true} />}
+        {scope && route.page === 'organization' && <OrganizationPage orgId={scope.orgId} canWrite={canWriteIn(scope.orgId)} />}
         {scope && route.page === 'jobs' && <JobsPage scope={scope} />}
         {route.page === 'audit' && <AuditPage />}
       </main>

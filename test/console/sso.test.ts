@@ -118,6 +118,14 @@ async function withCookie(base: string, cookie: string, method: string, path: st
   return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
 }
 
+/** Whether the console's page of an endpoint offers to send it a command (once the page has loaded the endpoint and the organizations). */
+async function sendCommandOffered(page: Page, base: string, endpointId: string): Promise<boolean> {
+  await page.goto(`${base}/console#/endpoint/${encodeURIComponent(endpointId)}`);
+  await page.waitForSelector('#commands', { timeout: 60_000 });
+  await page.waitForSelector('#scope-org', { timeout: 60_000 });
+  return (await page.$('#commands button[type="submit"]')) !== null;
+}
+
 /** Waits until the session cookie no longer opens a session at `base`. */
 async function sessionEnds(base: string, cookie: string, deadlineMs: number): Promise<boolean> {
   return (await waitFor(() => withCookie(base, cookie, 'GET', '/auth/session'), (a) => a.status === 401, deadlineMs, 100)).met;
@@ -225,6 +233,11 @@ describe('Single sign-on with Keycloak', function () {
       expect((tree.body as { organizations: { id: string }[] }).organizations.map((o) => o.id).sort()).to.deep.equal([c.acme, c.beta].sort());
       expect((await mb.call(base, 'POST', `${API_PREFIX}/endpoint`, { orgId: c.acme, displayName: 'by-mixed' })).status).to.equal(200);
       expect((await mb.call(base, 'POST', `${API_PREFIX}/endpoint`, { orgId: c.beta, displayName: 'by-mixed' })).status).to.equal(403);
+
+      // The console offers write controls only where the person's grants allow writing.
+      expect(await sendCommandOffered(rb.page, base, c.agents.acme), 'a reader is offered a command').to.equal(false);
+      expect(await sendCommandOffered(mb.page, base, c.agents.acme), 'an admin is not offered a command').to.equal(true);
+      expect(await sendCommandOffered(mb.page, base, c.agents.beta), 'a reader of beta is offered a command there').to.equal(false);
     } finally {
       await rb.close();
       await mb.close();

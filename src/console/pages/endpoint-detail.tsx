@@ -328,7 +328,7 @@ function NetworkPanel(props: { orgId: string }) {
   );
 }
 
-export function EndpointDetailPage(props: { id: string; canWrite: boolean }) {
+export function EndpointDetailPage(props: { id: string; canWriteIn: (orgId: string) => boolean }) {
   const [endpoint, setEndpoint] = useState<AnyEndpoint | undefined>();
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
@@ -358,9 +358,9 @@ export function EndpointDetailPage(props: { id: string; canWrite: boolean }) {
               ))}
             </dl>
           </Panel>
-          <ModulesPanel endpointId={props.id} orgId={String(endpoint.orgId)} canWrite={props.canWrite} />
-          <LicensesPanel endpointId={props.id} canWrite={props.canWrite} />
-          <CommandsPanel endpointId={props.id} canWrite={props.canWrite} />
+          <ModulesPanel endpointId={props.id} orgId={String(endpoint.orgId)} canWrite={props.canWriteIn(String(endpoint.orgId))} />
+          <LicensesPanel endpointId={props.id} canWrite={props.canWriteIn(String(endpoint.orgId))} />
+          <CommandsPanel endpointId={props.id} canWrite={props.canWriteIn(String(endpoint.orgId))} />
           {endpoint.type === 'VC_ENDPOINT' && <SoftwarePanel endpointId={props.id} />}
           <NetworkPanel orgId={String(endpoint.orgId)} />
         </>
