@@ -55,12 +55,7 @@ export class Components {
     const walk = (node: unknown): unknown => {
       if (Array.isArray(node)) return node.map(walk);
       if (!isObject(node)) return node;
-      const out: JsonSchema = Object.fromEntries(
-        Object.entries(node).map(([k, v]) => [
-          k,
-          VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
-        ]),
-      );
+      const out = mapSubschemas(node, walk);
       return typeof out[NAME_KEY] === 'string' ? this.register(out) : documentedAlternative(out);
     };
     return walk(schema) as JsonSchema;
@@ -125,7 +120,6 @@ export class Components {
   }
 }
 
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** joi's marker for `Joi.object(...).default()`: "the object its keys' defaults make". */
@@ -179,12 +173,16 @@ function prepareDescription(desc: JoiDescription): JoiDescription {
     }
     // Named (`.meta({ className })`) after the shape corrections, which keep the name on the outer form only.
     const { metas, ...bare } = out;
-    const shaped = out.type === 'date' ? withDateOnly(bare) : out.type === 'string' ? withAllowedText(withoutCidrFormats(bare)) : bare;
+    const shaped =
+      out.type === 'date'
+        ? withDateOnly(bare)
+        : out.type === 'string'
+          ? withAllowedText(withoutCidrFormats(bare))
+          : bare;
     return nameMetas(metas ? { ...shaped, metas } : shaped);
   };
   return walk(desc) as JoiDescription;
 }
-
 
 /** `.meta({ className, discriminator })` → the `x-` metas joi-to-json carries into the converted schema. */
 function nameMetas(desc: JoiDescription): JoiDescription {
@@ -219,15 +217,11 @@ function correctSchema(schema: JsonSchema): JsonSchema {
   const walk = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(walk);
     if (!isObject(node)) return node;
-    const out: JsonSchema = Object.fromEntries(
-      Object.entries(node).map(([k, v]) => [
-        k,
-        VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
-      ]),
-    );
+    const out = mapSubschemas(node, walk);
     // One allowed value: an enum of one, typed (code generators read a discriminator's values from `enum`).
     if ('const' in out && !('enum' in out) && ['string', 'number', 'boolean'].includes(typeof out.const)) {
-      out.type ??= typeof out.const === 'number' ? (Number.isInteger(out.const) ? 'integer' : 'number') : typeof out.const;
+      out.type ??=
+        typeof out.const === 'number' ? (Number.isInteger(out.const) ? 'integer' : 'number') : typeof out.const;
       out.enum = [out.const];
       delete out.const;
     }
@@ -260,6 +254,16 @@ const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'depend
 
 const mapValues = (o: Record<string, unknown>, f: (v: unknown) => unknown): Record<string, unknown> =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
+
+/** A node's copy with `walk` applied to each subschema: value keywords kept, schema maps walked entry by entry. */
+function mapSubschemas(node: JsonSchema, walk: (n: unknown) => unknown): JsonSchema {
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      VALUE_KEYWORDS.has(k) ? v : SCHEMA_MAPS.has(k) && isObject(v) ? mapValues(v, walk) : walk(v),
+    ]),
+  );
+}
 
 /** The alternatives a conditional's branch stands for (a nested conditional: its own branches). */
 function conditionalBranches(branch: JsonSchema): JsonSchema[] {
