@@ -20,14 +20,35 @@ function statuses(results: ApiResponse[]): Record<number, number> {
 const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * An answer the admission lanes gave at the door (docs/adr/0030-shedding-at-the-door.md): the
+ * request was not run, so any client may send it again after Retry-After. A loaded machine
+ * shrinks the lanes while agents' latency suffers.
+ */
+function shedAtTheDoor(res: ApiResponse): boolean {
+  if (res.status !== 429 && res.status !== 503) return false;
+  const message = (res.body as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && /at capacity|too many concurrent/.test(message) && res.headers.get('retry-after') !== null;
+}
+
+/** Sends until the answer is not a shed one, waiting Retry-After between tries. */
+async function unlessShed<T>(send: () => Promise<ApiResponse<T>>): Promise<ApiResponse<T>> {
+  for (;;) {
+    const res = await send();
+    if (!shedAtTheDoor(res)) return res;
+    await pause(Number(res.headers.get('retry-after')) * 1000);
+  }
+}
+
+/**
  * A client's read-modify-write: read the record, change it, write it with the version read;
  * on 409 read again (after a short random pause so the clients do not retry in lock step).
+ * A request shed at the door was not run and is sent again; any other answer fails.
  */
 async function incrementWithRetry(read: () => Promise<ApiResponse<Record<string, unknown>>>, write: (rec: Record<string, unknown>) => Promise<ApiResponse>): Promise<number> {
   for (let attempt = 1; ; attempt++) {
-    const rec = await read();
+    const rec = await unlessShed(read);
     expect(rec.status, rec.text).to.equal(200);
-    const res = await write(rec.body);
+    const res = await unlessShed(() => write(rec.body));
     if (res.status === 200) return attempt;
     expect(res.status, res.text).to.equal(409);
     await pause(Math.random() * 20 * Math.min(attempt, 5));

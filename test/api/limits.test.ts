@@ -188,14 +188,23 @@ describe('limits', () => {
       this.timeout(60_000);
       const app = await startTestApp({ ECS_REQUEST_TIMEOUT_MS: '300', ECS_STORE_TIMEOUT_MS: '20000' }, { elasticsearchUrl: store.url });
       try {
-        const o = await app.world.org();
+        // The organization comes from the run's app: creating it under a 300 ms limit would
+        // time out on a loaded machine before the slow store is even switched on.
+        const org = o.org;
         store.delayMs = 2000;
-        const res = await app.admin.post('/endpoint/page-search', { criteria: { orgId: o } });
+        const res = await app.admin.post('/endpoint/page-search', { criteria: { orgId: org } });
         expectErrorBody(res, 503, `${P}/endpoint/page-search`);
         expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0);
         expect((res.body as { message: string }).message).to.contain('did not complete within 300 ms');
         store.delayMs = 0;
-        expect((await app.admin.post('/endpoint/page-search', { criteria: { orgId: o } })).status).to.equal(200);
+        // Once fast, a search answers 200; on a loaded machine one may still miss 300 ms, so a
+        // few tries, each of which may only be that same time-out.
+        let again = await app.admin.post('/endpoint/page-search', { criteria: { orgId: org } });
+        for (let i = 0; i < 5 && again.status === 503; i++) {
+          expect((again.body as { message: string }).message).to.contain('did not complete within 300 ms');
+          again = await app.admin.post('/endpoint/page-search', { criteria: { orgId: org } });
+        }
+        expect(again.status, again.text).to.equal(200);
       } finally {
         store.delayMs = 0;
         await app.close();
