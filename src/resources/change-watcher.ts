@@ -6,6 +6,7 @@
  * their own time limits (ECS_TOKEN_CACHE_SECONDS, ECS_ORG_CACHE_SECONDS). Design: docs/adr/0065.
  */
 import type { Logger } from '../log.js';
+import { Periodic } from '../periodic.js';
 import type { ChangeFeedStore, FeedEntry, FeedHead, FeedName, FeedQuery } from '../store/change-feed.js';
 
 export interface FeedSubscriber {
@@ -138,8 +139,7 @@ export class ChangeWatcher {
   private position: FeedPosition | undefined;
   /** Feeds whose subscriber failed: told undefined (everything) on the next poll. */
   private readonly reload = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = true;
+  private readonly periodic: Periodic;
   private failing = false;
   /** The largest delay (ms) between an entry's writing and its delivery here since the last `takeMaxDelay`. */
   private maxDelayMs = 0;
@@ -147,22 +147,21 @@ export class ChangeWatcher {
   constructor(
     private readonly store: ChangeFeedStore,
     private readonly subscribers: readonly FeedSubscriber[],
-    private readonly intervalMs: number,
+    intervalMs: number,
     private readonly log: Logger,
     private readonly opts: ChangeWatcherOptions = {},
-  ) {}
+  ) {
+    this.periodic = new Periodic('change feed poll', intervalMs, () => this.poll(), log);
+  }
 
   /** Starts polling (idempotent). */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.periodic.start();
   }
 
   /** Stops polling (a poll in progress ends when the store client closes; its result is harmless). */
   stop(): void {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    this.periodic.stop();
   }
 
   /** The largest feed delay seen since the last call, in ms (for /metrics), and resets it. */
@@ -170,14 +169,6 @@ export class ChangeWatcher {
     const d = this.maxDelayMs;
     this.maxDelayMs = 0;
     return d;
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.poll().finally(() => this.schedule(this.intervalMs));
-    }, ms);
-    this.timer.unref();
   }
 
   private get feeds(): string[] {

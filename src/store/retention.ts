@@ -11,6 +11,7 @@
  * a lease (ECS_RETENTION_LEASE_SECONDS); the others skip.
  */
 import type { Logger } from '../log.js';
+import { Periodic } from '../periodic.js';
 import type { LeaseStore } from './lease.js';
 import type { GenerationalIndex } from './generations.js';
 
@@ -43,8 +44,7 @@ export interface RetentionRun {
 }
 
 export class RolloverRetention {
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = true;
+  private readonly periodic: Periodic;
   /** True once a run of this instance took the lease (released on stop). */
   private held = false;
 
@@ -55,7 +55,9 @@ export class RolloverRetention {
     private readonly log: Logger,
     /** The lease's name (`heartbeat-retention`, `audit-retention`); its log lines say `heartbeat retention`, `audit retention`. */
     private readonly leaseName: string,
-  ) {}
+  ) {
+    this.periodic = new Periodic(`${leaseName} run`, opts.intervalMs, () => this.run(), log);
+  }
 
   /**
    * One maintenance run at `now`. `forceRollover` rolls over whatever the write generation's
@@ -98,9 +100,8 @@ export class RolloverRetention {
 
   /** Runs every interval from now on (first after `firstDelayMs`); 0 retention days: never. */
   start(firstDelayMs = 60_000): void {
-    if (!this.stopped || this.opts.retentionDays <= 0) return;
-    this.stopped = false;
-    this.schedule(firstDelayMs);
+    if (this.opts.retentionDays <= 0) return;
+    this.periodic.start(firstDelayMs);
   }
 
   /**
@@ -108,25 +109,9 @@ export class RolloverRetention {
    * not awaited: closing the store client ends it, and a later run of any instance redoes it.
    */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    this.periodic.stop();
     if (!this.held) return;
     this.held = false;
     await this.lease.release(this.leaseName, this.opts.holder).catch(() => undefined);
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.run()
-        .catch((err: unknown) =>
-          this.log.warn(
-            { err: { message: (err as Error).message } },
-            `${this.leaseName} run failed; retrying next interval`,
-          ),
-        )
-        .finally(() => this.schedule(this.opts.intervalMs));
-    }, ms);
-    this.timer.unref();
   }
 }

@@ -16,6 +16,7 @@
  */
 import type { estypes } from '@elastic/elasticsearch';
 import type { Logger } from '../log.js';
+import { Periodic } from '../periodic.js';
 import { aliasName, type StoreContext } from './client.js';
 import { loadTemplates, putTemplate, type IndexTemplateFile } from './indices.js';
 import { LeaseStore } from './lease.js';
@@ -147,18 +148,19 @@ export function logCheck(log: Logger, check: SchemaCheck, previous?: SchemaCheck
  * start and then every `intervalMs`.
  */
 export class SchemaKeeper {
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = true;
+  private readonly periodic: Periodic;
   private last: SchemaCheck | undefined;
   private readonly reindexing = new Set<string>();
 
   constructor(
     private readonly ctx: StoreContext,
     private readonly log: Logger,
-    private readonly intervalMs: number,
+    intervalMs: number,
     /** This instance's name in the upgrade lease. */
     private readonly holder: string,
-  ) {}
+  ) {
+    this.periodic = new Periodic('schema check', intervalMs, () => this.check(), log);
+  }
 
   /** What the start-up set-up (ensureIndices) found: the first check reports only what changed since. */
   started(check: SchemaCheck): void {
@@ -166,14 +168,12 @@ export class SchemaKeeper {
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.periodic.start();
   }
 
+  /** Stops the checks; one in progress (a reindex) ends when the store client closes, and a later check redoes it. */
   stop(): void {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    this.periodic.stop();
   }
 
   /** One check (see the class comment); what it found and did. */
@@ -210,16 +210,6 @@ export class SchemaKeeper {
     } finally {
       this.reindexing.delete(t.name);
     }
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.check()
-        .catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message } }, 'schema check failed; retrying next interval'))
-        .finally(() => this.schedule(this.intervalMs));
-    }, ms);
-    this.timer.unref();
   }
 }
 

@@ -20,6 +20,7 @@
 import { Access, type OrgTree } from '../../http/auth.js';
 import { AppError, WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { Periodic } from '../../periodic.js';
 import type { AgentScan, ScannedAgent } from '../endpoints/agent-scan.js';
 import { withDeferredVisibility } from '../../store/visibility.js';
 import type { Query } from '../../store/doc-store.js';
@@ -55,10 +56,9 @@ function isTransient(err: unknown): boolean {
 }
 
 export class JobRunner {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly periodic: Periodic;
+  /** Set by `stop`: the job in progress ends its run at the next batch. */
   private stopped = true;
-  private running: Promise<void> | undefined;
-  private rerun = false;
   private nextSlot = 0;
   private readonly concurrency: number;
   private runningJob: string | undefined;
@@ -70,24 +70,18 @@ export class JobRunner {
     private readonly log: Logger,
   ) {
     this.concurrency = opts.concurrency ?? 16;
+    this.periodic = new Periodic('job runner poll', opts.pollMs, () => this.pollOnce(), log);
   }
 
   /** Polls for jobs every `pollMs` from now on. */
   start(): void {
-    if (!this.stopped) return;
     this.stopped = false;
-    this.schedule(0);
+    this.periodic.start();
   }
 
   /** Looks for work now (a job was just created on this instance). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.rerun = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.schedule(0);
+    this.periodic.wake();
   }
 
   /**
@@ -97,8 +91,8 @@ export class JobRunner {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    this.periodic.stop();
+    await this.periodic.settled();
   }
 
   /** The id of the job this runner holds now, if any. */
@@ -108,22 +102,7 @@ export class JobRunner {
 
   /** Resolves once no run is in progress (tests). */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
-  }
-
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.pollOnce()
-        .catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message } }, 'job runner poll failed; retrying next interval'))
-        .finally(() => {
-          this.running = undefined;
-          const again = this.rerun;
-          this.rerun = false;
-          this.schedule(again ? 0 : this.opts.pollMs);
-        });
-    }, ms);
-    this.timer.unref();
+    await this.periodic.settled();
   }
 
   /** Takes the oldest claimable job, if any, and runs it to its end (or until stopped). */

@@ -13,6 +13,7 @@ import { NotFoundError, UnauthorizedError } from '../../errors.js';
 import { hashToken, type Grant, type Principal } from '../../http/auth.js';
 import { csrfTokenFor } from '../../http/csrf.js';
 import type { Logger } from '../../log.js';
+import { Periodic } from '../../periodic.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { AuditEvent } from '../audit/model.js';
 import { sessionExpiry, touchIntervalMs, type SessionDoc, type SessionEnd, type SessionTimeouts } from './model.js';
@@ -95,9 +96,12 @@ interface CacheEntry {
 }
 
 const MAX_CACHED = 20_000;
+/** Ended sessions nobody uses again are deleted this often. */
+const SWEEP_EVERY_MS = 10 * 60_000;
 
 export class SessionService {
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly sweeper: Periodic;
 
   constructor(
     private readonly store: SessionStore,
@@ -105,7 +109,9 @@ export class SessionService {
     private readonly audit: SessionAudit,
     private readonly opts: SessionTimeouts & { cacheSeconds: number; now?: () => number },
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.sweeper = new Periodic('sweep of ended login sessions', SWEEP_EVERY_MS, () => this.sweep(), log);
+  }
 
   /** The absolute lifetime (ECS_SESSION_MAX_SECONDS): the cookie's Max-Age. */
   get maxSeconds(): number {
@@ -220,19 +226,13 @@ export class SessionService {
     else for (const h of hashes) this.cache.delete(h);
   }
 
-  private sweeper: NodeJS.Timeout | undefined;
-
-  /** Sweeps ended sessions every `everyMs` (started and stopped by the server). */
-  startSweeping(everyMs = 10 * 60_000): void {
-    clearInterval(this.sweeper);
-    this.sweeper = setInterval(() => {
-      this.sweep().catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message } }, 'sweeping ended login sessions failed; retrying later'));
-    }, everyMs);
-    this.sweeper.unref();
+  /** Sweeps ended sessions every ten minutes (started and stopped by the server). */
+  startSweeping(): void {
+    this.sweeper.start(SWEEP_EVERY_MS);
   }
 
   stopSweeping(): void {
-    clearInterval(this.sweeper);
+    this.sweeper.stop();
   }
 
   /** Removes sessions that have ended without anyone using them since (their documents only: nobody holds them). */
