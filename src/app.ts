@@ -23,7 +23,7 @@ import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
 import { auditTrail } from './http/audit.js';
 import { consoleAssets } from './http/console.js';
-import { ssoRouter, type IdentityProvider } from './http/sso.js';
+import { idpRechecker, ssoRouter, type IdentityProvider } from './http/sso.js';
 import { withDeepPaging } from './http/deep-paging.js';
 import { allRoutes, createServices, type Services } from './resources/index.js';
 import { API_VERSION } from './version.js';
@@ -55,7 +55,7 @@ function swaggerAssetsDir(): string | undefined {
 
 export function createApp(deps: { config: Config; store: StoreContext; log: Logger; idp?: IdentityProvider }): AppHandle {
   const { config, store, log, idp } = deps;
-  const services = createServices(deps);
+  const services = createServices({ ...deps, ...(idp ? { sessionRechecker: idpRechecker(idp) } : {}) });
   // Cursors and an /export sibling for every route that declares a deep search.
   const routes = withDeepPaging(allRoutes(services), {
     signingKey: config.installerSigningKey,

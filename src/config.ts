@@ -87,8 +87,8 @@ export interface Config {
   oidc: OidcConfig | undefined;
   /** ECS_PUBLIC_URL: the service's external base URL (no trailing slash). */
   publicUrl: string | undefined;
-  /** Login sessions' idle timeout and absolute lifetime (seconds). */
-  sessions: { idleSeconds: number; maxSeconds: number };
+  /** Login sessions' idle timeout, absolute lifetime and how often the identity provider is asked again (seconds). */
+  sessions: { idleSeconds: number; maxSeconds: number; recheckSeconds: number };
   /** ECS_CONSOLE_TOKEN_SIGNIN: the console offers the token field. */
   consoleTokenSignIn: boolean;
 }
@@ -122,6 +122,8 @@ export interface OidcConfig {
   rolesClaim: string;
   /** `system` may be granted by the claim (off unless the operator turns it on). */
   allowSystemGrant: boolean;
+  /** The scopes asked for at sign-in (ECS_OIDC_SCOPES; always with openid). */
+  scopes: string;
 }
 
 /** `lane=n,lane=n` (a lane named twice: the later one counts). */
@@ -273,11 +275,17 @@ const schema = Joi.object({
   ECS_OIDC_CLIENT_SECRET: Joi.string().max(1024),
   ECS_OIDC_ROLES_CLAIM: Joi.string().max(256).default('ecs_roles'),
   ECS_OIDC_ALLOW_SYSTEM_GRANT: Joi.boolean().truthy('1').falsy('0').default(false),
+  ECS_OIDC_SCOPES: Joi.string()
+    .max(1024)
+    .pattern(/(^|\s)openid(\s|$)/)
+    .default('openid email profile')
+    .messages({ 'string.pattern.base': '"ECS_OIDC_SCOPES" must include openid' }),
   ECS_PUBLIC_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .custom((v: string) => v.replace(/\/+$/, '')),
   ECS_SESSION_IDLE_SECONDS: Joi.number().integer().min(1).default(1800),
   ECS_SESSION_MAX_SECONDS: Joi.number().integer().min(1).default(43_200),
+  ECS_SESSION_RECHECK_SECONDS: Joi.number().integer().min(0).default(300),
   ECS_CONSOLE_TOKEN_SIGNIN: Joi.boolean().truthy('1').falsy('0').default(true),
 })
   .with('ECS_OIDC_ISSUER', ['ECS_OIDC_CLIENT_ID', 'ECS_OIDC_CLIENT_SECRET', 'ECS_PUBLIC_URL'])
@@ -382,9 +390,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             clientSecret: v.ECS_OIDC_CLIENT_SECRET as string,
             rolesClaim: v.ECS_OIDC_ROLES_CLAIM as string,
             allowSystemGrant: v.ECS_OIDC_ALLOW_SYSTEM_GRANT as boolean,
+            scopes: v.ECS_OIDC_SCOPES as string,
           },
     publicUrl: v.ECS_PUBLIC_URL as string | undefined,
-    sessions: { idleSeconds: v.ECS_SESSION_IDLE_SECONDS as number, maxSeconds: v.ECS_SESSION_MAX_SECONDS as number },
+    sessions: {
+      idleSeconds: v.ECS_SESSION_IDLE_SECONDS as number,
+      maxSeconds: v.ECS_SESSION_MAX_SECONDS as number,
+      recheckSeconds: v.ECS_SESSION_RECHECK_SECONDS as number,
+    },
     consoleTokenSignIn: v.ECS_CONSOLE_TOKEN_SIGNIN as boolean,
   };
 }

@@ -17,7 +17,7 @@ const SERVICE = 'endpoint-control-service';
 const SECRET_HEADERS = ['["x-auth-token"]', 'cookie', '["set-cookie"]', 'authorization', '["proxy-authorization"]'];
 
 /**
- * Where a secret may sit in a line: a `token` or `secret` field, and the credential headers of
+ * Where a secret may sit in a line: a `token`, `secret` or identity-provider token field, and the credential headers of
  * a request or response logged as `headers`, `req`/`res` (pino's names) or `http.request`/
  * `http.response` (the ECS names the ECS formatter moves them to).
  */
@@ -28,6 +28,11 @@ export const REDACTED_PATHS: readonly string[] = [
   '*.secret',
   'cookie',
   '*.cookie',
+  // A login session's tokens from the identity provider (src/resources/sessions/model.ts).
+  'refreshToken',
+  '*.refreshToken',
+  'idToken',
+  '*.idToken',
   ...['headers', '*.headers', 'req.headers', 'res.headers', 'http.request.headers', 'http.response.headers'].flatMap((at) =>
     SECRET_HEADERS.map((h) => `${at}${h.startsWith('[') ? h : `.${h}`}`),
   ),

@@ -11,7 +11,9 @@
  *   GET  /auth/methods              which sign-in methods the console offers
  *
  * The session itself lives in the store (src/resources/sessions); a request carrying its
- * cookie becomes the same Access as a token's (src/http/router.ts).
+ * cookie becomes the same Access as a token's (src/http/router.ts). While it lives, the
+ * provider is asked again every ECS_SESSION_RECHECK_SECONDS with the refresh token it gave
+ * (`idpRechecker`, docs/adr/0076-sessions-rechecked-at-the-identity-provider.md).
  */
 import crypto from 'node:crypto';
 import Router from '@koa/router';
@@ -27,6 +29,7 @@ import { csrfRefusal, CSRF_HEADER, signOutRefusal } from './csrf.js';
 import { ForbiddenError } from '../errors.js';
 import type { RequestRef, SessionAudit, SessionService, VerifiedSession } from '../resources/sessions/service.js';
 import { sessionEvent } from '../resources/sessions/service.js';
+import type { SessionDoc, SessionRecheck, SessionRechecker } from '../resources/sessions/model.js';
 
 export const SESSION_COOKIE = 'ecs_session';
 const LOGIN_COOKIE = 'ecs_login';
@@ -41,6 +44,8 @@ export interface IdentityProvider {
   config: oidc.Configuration;
   /** Its signing keys (JWKS), for back-channel logout tokens. */
   keys: JWTVerifyGetKey;
+  /** Seals its refresh tokens for the store. */
+  seal: RefreshTokenSeal;
 }
 
 /**
@@ -68,7 +73,83 @@ export async function discoverIdentityProvider(settings: OidcConfig, publicUrl: 
   const jwksUri = config.serverMetadata().jwks_uri;
   if (!jwksUri) throw new Error(`cannot use the identity provider: ECS_OIDC_ISSUER=${settings.issuer} publishes no jwks_uri`);
   if (insecure) log.warn({ issuer: settings.issuer }, 'ECS_OIDC_ISSUER is plain http: acceptable only for a local identity provider');
-  return { settings, publicUrl, config, keys: createRemoteJWKSet(new URL(jwksUri)) };
+  return { settings, publicUrl, config, keys: createRemoteJWKSet(new URL(jwksUri)), seal: new RefreshTokenSeal(settings.clientSecret) };
+}
+
+/**
+ * Refresh tokens at rest: AES-256-GCM under a key derived from the client secret (a refresh
+ * token is of no use without it anyway), bound to the person it was issued for, so a copy of
+ * the sessions index yields nothing and a sealed token cannot be moved to another session.
+ */
+export class RefreshTokenSeal {
+  private readonly key: Buffer;
+
+  constructor(clientSecret: string) {
+    this.key = Buffer.from(crypto.hkdfSync('sha256', clientSecret, 'ecs', 'login session refresh token', 32));
+  }
+
+  seal(token: string, person: Pick<SessionDoc, 'issuer' | 'subject'>): string {
+    const iv = crypto.randomBytes(12);
+    const cipher = crypto.createCipheriv('aes-256-gcm', this.key, iv).setAAD(Buffer.from(`${person.issuer} ${person.subject}`));
+    const sealed = Buffer.concat([cipher.update(token, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+    return `v1.${iv.toString('base64url')}.${sealed.toString('base64url')}`;
+  }
+
+  /** The token, or undefined when it was sealed under another client secret or for another person. */
+  open(sealed: string, person: Pick<SessionDoc, 'issuer' | 'subject'>): string | undefined {
+    const [version, iv, body] = sealed.split('.');
+    if (version !== 'v1' || !iv || !body) return undefined;
+    const data = Buffer.from(body, 'base64url');
+    if (data.length < 16) return undefined;
+    try {
+      const decipher = crypto.createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url')).setAAD(Buffer.from(`${person.issuer} ${person.subject}`));
+      decipher.setAuthTag(data.subarray(data.length - 16));
+      return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The roles claim of the ID token's claims, else of userinfo (read with the access token). Throws when userinfo cannot be read. */
+async function rolesClaimOf(p: IdentityProvider, claims: Record<string, unknown> | undefined, accessToken: string, subject: string): Promise<unknown> {
+  const inToken = claims?.[p.settings.rolesClaim];
+  if (inToken !== undefined) return inToken;
+  const userinfo: Record<string, unknown> = await oidc.fetchUserInfo(p.config, accessToken, subject);
+  return userinfo[p.settings.rolesClaim];
+}
+
+/**
+ * Asks the identity provider about a session with its refresh token: a refused refresh
+ * (`invalid_grant`: signed out there, disabled, deleted) ends it; otherwise the roles claim of
+ * the new ID token (else userinfo) gives the person's grants now.
+ */
+export function idpRechecker(p: IdentityProvider): SessionRechecker {
+  const { seal } = p;
+  return {
+    async recheck(doc: SessionDoc): Promise<SessionRecheck> {
+      const refreshToken = doc.refreshToken === undefined ? undefined : seal.open(doc.refreshToken, doc);
+      if (refreshToken === undefined) return { kind: 'ended', reason: 'its refresh token was sealed under another client secret' };
+      let tokens: Awaited<ReturnType<typeof oidc.refreshTokenGrant>>;
+      try {
+        tokens = await oidc.refreshTokenGrant(p.config, refreshToken);
+      } catch (err) {
+        if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
+          return { kind: 'ended', reason: `${err.error}${err.error_description ? `: ${err.error_description}` : ''}` };
+        }
+        throw err;
+      }
+      const claims = tokens.claims() as (oidc.IDToken & Record<string, unknown>) | undefined;
+      if (claims && claims.sub !== doc.subject) return { kind: 'ended', reason: 'the provider answered for another person' };
+      const { grants } = grantsFromClaim(await rolesClaimOf(p, claims, tokens.access_token, doc.subject), { allowSystem: p.settings.allowSystemGrant });
+      return {
+        kind: 'current',
+        grants,
+        ...(tokens.refresh_token ? { refreshToken: seal.seal(tokens.refresh_token, doc) } : {}),
+        ...(tokens.id_token ? { idToken: tokens.id_token } : {}),
+      };
+    },
+  };
 }
 
 /** A Set-Cookie value (built here: Koa refuses `Secure` cookies on the plain-http hop behind a TLS proxy). */
@@ -199,7 +280,7 @@ export function ssoRouter(deps: SsoDeps, log: Logger): Router {
     };
     const url = oidc.buildAuthorizationUrl(p.config, {
       redirect_uri: redirectUri,
-      scope: 'openid email profile',
+      scope: p.settings.scopes,
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       state: pending.state,
@@ -264,7 +345,13 @@ export function ssoRouter(deps: SsoDeps, log: Logger): Router {
     const sid = text(claims.sid);
     log.info({ iss: claims.iss, sub: claims.sub, sid }, 'sign-in');
     const { secret } = await deps.sessions.create(
-      { ...person, ...(sid ? { sid } : {}), grants, ...(tokens.id_token ? { idToken: tokens.id_token } : {}) },
+      {
+        ...person,
+        ...(sid ? { sid } : {}),
+        grants,
+        ...(tokens.id_token ? { idToken: tokens.id_token } : {}),
+        ...(tokens.refresh_token ? { refreshToken: p.seal.seal(tokens.refresh_token, person) } : {}),
+      },
       requestRef(ctx),
     );
     ctx.set('Set-Cookie', [clearLogin, cookie(SESSION_COOKIE, secret, { maxAgeSeconds: deps.sessions.maxSeconds, secure })]);

@@ -78,6 +78,7 @@ import { presenceRoutes } from './endpoints/presence-routes.js';
 import { CommandExpiry } from './commands/expiry.js';
 import { SessionStore } from './sessions/store.js';
 import { SessionService } from './sessions/service.js';
+import type { SessionRechecker } from './sessions/model.js';
 
 import type { BaseDeps } from './deps.js';
 import type { StoreContext } from '../store/client.js';
@@ -127,7 +128,7 @@ export interface Services {
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
 const CHANGE_RETENTION_DAYS = 1;
 
-export function createServices({ config, store: base, log }: BaseDeps): Services {
+export function createServices({ config, store: base, log, sessionRechecker }: BaseDeps & { sessionRechecker?: SessionRechecker }): Services {
   const instanceName = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const feed = new ChangeFeedStore(base, instanceName);
   const retentionSchedule = {
@@ -159,7 +160,7 @@ export function createServices({ config, store: base, log }: BaseDeps): Services
     new SessionStore(store),
     feed,
     audit,
-    { ...config.sessions, cacheSeconds: config.tokenCacheSeconds },
+    { ...config.sessions, cacheSeconds: config.tokenCacheSeconds, ...(sessionRechecker ? { rechecker: sessionRechecker } : {}) },
     log,
   );
   const changeWatcher = new ChangeWatcher(

@@ -155,6 +155,8 @@ describe('Single sign-on with Keycloak', function () {
   let base: string;
   /** An instance of the case that restarts the service: its own port, so the shared instance never goes away. */
   let restartBase: string;
+  /** An instance that asks Keycloak again every second (the shared one keeps the default, so a back-channel logout alone ends its sessions). */
+  let recheckBase: string;
   let app: TestApp;
   let browser: Browser;
 
@@ -172,7 +174,8 @@ describe('Single sign-on with Keycloak', function () {
     kc = new KeycloakAdmin(await testKeycloak());
     base = `http://127.0.0.1:${await freePort()}`;
     restartBase = `http://127.0.0.1:${await freePort()}`;
-    await kc.aimClient({ publicUrl: base, alsoAt: [restartBase] });
+    recheckBase = `http://127.0.0.1:${await freePort()}`;
+    await kc.aimClient({ publicUrl: base, alsoAt: [restartBase, recheckBase] });
     app = await startTestApp(ssoEnv(base));
     await buildConsole();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -317,6 +320,46 @@ describe('Single sign-on with Keycloak', function () {
     } finally {
       await b.close();
       await other.close();
+    }
+  });
+
+  it('follows Keycloak between sign-ins: a grant changed there applies, and a person disabled there loses the session', async () => {
+    const mine = await startTestApp({ ...ssoEnv(recheckBase), ECS_SESSION_RECHECK_SECONDS: '1' });
+    const c = await customers(mine);
+    const leaver = await kc.createPerson([`admin@${c.acme}`], 'leaver');
+    const mover = await kc.createPerson([`admin@${c.acme}`], 'mover');
+    const b = await PersonBrowser.open(browser);
+    const m = await PersonBrowser.open(browser);
+    try {
+      const cookie = await b.signedIn(recheckBase, leaver);
+      const moverCookie = await m.signedIn(recheckBase, mover);
+      const grantsOf = async (k: string): Promise<unknown> => (await withCookie(recheckBase, k, 'GET', '/auth/session')).body;
+
+      // Keycloak's administrator makes the mover a reader of beta: the next recheck brings that grant.
+      await kc.setRoles(mover.username, [`reader@${c.beta}`]);
+      const moved = await waitFor(() => grantsOf(moverCookie), (s) => JSON.stringify((s as { grants?: unknown }).grants) === JSON.stringify([{ role: 'reader', orgId: c.beta }]), KEYCLOAK_MS, 200);
+      expect(moved.met, `grants still ${JSON.stringify(moved.value)}`).to.equal(true);
+      expect(await m.agentIds(recheckBase)).to.deep.equal([c.agents.beta]);
+      const write = await m.call(recheckBase, 'POST', `${API_PREFIX}/endpoint`, { orgId: c.acme, displayName: 'no-longer-theirs' });
+      expectErrorBody(write, 403, `${API_PREFIX}/endpoint`);
+
+      // Disabling sends no logout from Keycloak: only the refused refresh ends the session.
+      expect((await withCookie(recheckBase, cookie, 'GET', '/auth/session')).status).to.equal(200);
+      await kc.disablePerson(leaver.username);
+      expect(await sessionEnds(recheckBase, cookie, KEYCLOAK_MS), 'the disabled person’s session lived on').to.equal(true);
+      const ended = await waitFor(
+        () => mine.admin.post<{ items: { kind: string; reason?: string }[] }>('/audit/search-page', { criteria: { actorEmail: leaver.email }, pageRequest: { size: 100 } }),
+        (r) => r.status === 200 && r.body.items.some((e) => e.kind === 'SIGN_OUT' && e.reason === 'ended-at-idp'),
+        KEYCLOAK_MS,
+        200,
+      );
+      expect(ended.met, `no SIGN_OUT ended-at-idp for ${leaver.email}: ${JSON.stringify(ended.value.body)}`).to.equal(true);
+      // The mover, still enabled, keeps their session.
+      expect((await withCookie(recheckBase, moverCookie, 'GET', '/auth/session')).status).to.equal(200);
+    } finally {
+      await b.close();
+      await m.close();
+      await mine.close();
     }
   });
 

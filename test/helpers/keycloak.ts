@@ -151,6 +151,24 @@ export class KeycloakAdmin {
     return res.body[0].id;
   }
 
+  /** Changes a person the way an administrator does in the admin console: the whole representation, read and written back. */
+  private async updatePerson(username: string, change: (rep: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
+    const id = await this.userId(username);
+    const rep = await this.call<Record<string, unknown>>('GET', `/users/${id}`);
+    this.expectStatus(`reading ${username}`, rep, 200);
+    this.expectStatus(`updating ${username}`, await this.call('PUT', `/users/${id}`, change(rep.body)), 204);
+  }
+
+  /** Disables the person: Keycloak keeps their sessions and sends no logout (only a refresh is refused). */
+  async disablePerson(username: string): Promise<void> {
+    await this.updatePerson(username, (rep) => ({ ...rep, enabled: false }));
+  }
+
+  /** Replaces the person's `ecs_roles` values. */
+  async setRoles(username: string, roles: string[]): Promise<void> {
+    await this.updatePerson(username, (rep) => ({ ...rep, attributes: { ...(rep.attributes as Record<string, string[]> | undefined), ecs_roles: roles } }));
+  }
+
   /** Signs the person out of every Keycloak session: Keycloak sends back-channel logout tokens to the clients. */
   async logoutUser(username: string): Promise<void> {
     this.expectStatus(`logging out ${username}`, await this.call('POST', `/users/${await this.userId(username)}/logout`), 204);

@@ -1,17 +1,18 @@
 /**
  * Single sign-on's rules without a store or an identity provider: the roles claim → grants,
  * the cross-site rule for cookie-carried writes, grants → what a request may reach, and login
- * sessions' idle and absolute expiry under an injected clock.
+ * sessions' idle and absolute expiry and their rechecks at the provider under an injected
+ * clock, and the seal of the provider's refresh tokens.
  */
 import { expect } from 'chai';
 import { grantsFromClaim } from '../../src/http/oidc-claims.js';
 import { csrfRefusal, csrfTokenFor, signOutRefusal } from '../../src/http/csrf.js';
 import { Access, admits, type OrgTree } from '../../src/http/auth.js';
-import { consoleReturnPath } from '../../src/http/sso.js';
+import { consoleReturnPath, RefreshTokenSeal } from '../../src/http/sso.js';
 import { sessionExpiry } from '../../src/resources/sessions/model.js';
 import { principalOf, SessionService } from '../../src/resources/sessions/service.js';
 import type { SessionStore } from '../../src/resources/sessions/store.js';
-import type { SessionDoc } from '../../src/resources/sessions/model.js';
+import type { SessionDoc, SessionRecheck, SessionRechecker } from '../../src/resources/sessions/model.js';
 import type { ChangeFeedStore } from '../../src/store/change-feed.js';
 import type { AuditEvent } from '../../src/resources/audit/model.js';
 import { createLogger } from '../../src/log.js';
@@ -204,5 +205,153 @@ describe('Login session expiry (injected clock)', () => {
       ['SIGN_IN', undefined],
       ['SIGN_OUT', 'idle'],
     ]);
+  });
+});
+
+describe('Login session rechecks at the identity provider (injected clock)', () => {
+  const t = { idleSeconds: 3600, maxSeconds: 43_200 };
+  const start = Date.parse('2026-11-26T10:00:00.000Z');
+  const req = { requestId: 'r', method: 'GET', path: '/auth/session' };
+  const acme = [{ role: 'admin' as const, orgId: 'acme' }];
+
+  /** A session service over in-memory fakes; `answer` decides what the provider says. */
+  function world(answer: (doc: SessionDoc) => Promise<SessionRecheck>) {
+    const w = {
+      now: start,
+      docs: new Map<string, SessionDoc>(),
+      bumps: [] as string[][],
+      events: [] as AuditEvent[],
+      asked: 0,
+    };
+    const store = {
+      create: (h: string, d: SessionDoc) => Promise.resolve(void w.docs.set(h, d)),
+      get: (h: string) => Promise.resolve(w.docs.get(h)),
+      touch: (h: string, lastSeenAt: string) => Promise.resolve(void w.docs.set(h, { ...(w.docs.get(h) as SessionDoc), lastSeenAt })),
+      recheck: (h: string, change: Partial<SessionDoc>) => Promise.resolve(void w.docs.set(h, { ...(w.docs.get(h) as SessionDoc), ...change })),
+      delete: (h: string) => Promise.resolve(void w.docs.delete(h)),
+    } as unknown as SessionStore;
+    const feed = { append: (_f: string, ids: string[]) => Promise.resolve(void w.bumps.push(ids)) } as unknown as ChangeFeedStore;
+    const audit = { record: (e: AuditEvent) => Promise.resolve(void w.events.push(e)), offer: (e: AuditEvent) => (w.events.push(e), 'queued' as const) };
+    const rechecker: SessionRechecker = {
+      recheck: (doc) => {
+        w.asked++;
+        return answer(doc);
+      },
+    };
+    const svc = new SessionService(store, feed, audit, { ...t, cacheSeconds: 30, recheckSeconds: 300, rechecker, now: () => w.now }, createLogger('silent'));
+    /** Signs in with the provider's refresh token (null: it gave none). */
+    const signIn = async (refreshToken: string | null = 'sealed-1') =>
+      (await svc.create({ subject: 's', issuer: 'i', grants: acme, ...(refreshToken !== null ? { refreshToken } : {}) }, req)).secret;
+    return { w, svc, signIn };
+  }
+
+  it('asks only once the recheck interval has passed, then takes the provider’s grants and tokens on every instance', async () => {
+    const { w, svc, signIn } = world(() => Promise.resolve({ kind: 'current', grants: [{ role: 'reader', orgId: 'acme' }], refreshToken: 'sealed-2' }));
+    const secret = await signIn();
+    w.now = start + 299_000;
+    expect((await svc.verify(secret, req)).principal.grants).to.deep.equal(acme);
+    expect(w.asked).to.equal(0);
+    w.now = start + 300_000;
+    const v = await svc.verify(secret, req);
+    expect(v.principal.grants).to.deep.equal([{ role: 'reader', orgId: 'acme' }]);
+    expect(w.asked).to.equal(1);
+    const stored = [...w.docs.values()][0];
+    expect(stored.refreshToken).to.equal('sealed-2');
+    expect(stored.checkedAt).to.equal(new Date(start + 300_000).toISOString());
+    // The grants changed: the other instances are told to read the session again.
+    expect(w.bumps).to.deep.equal([[v.hash]]);
+    w.now = start + 599_000;
+    await svc.verify(secret, req);
+    expect(w.asked).to.equal(1);
+  });
+
+  it('ends the session everywhere, audited, when the provider refuses, or leaves the person no grant', async () => {
+    const answers: SessionRecheck[] = [
+      { kind: 'ended', reason: 'invalid_grant: Account disabled' },
+      { kind: 'current', grants: [] },
+    ];
+    for (const answer of answers) {
+      const { w, svc, signIn } = world(() => Promise.resolve(answer));
+      const secret = await signIn();
+      w.now = start + 301_000;
+      let err: unknown;
+      await svc.verify(secret, req).catch((e: unknown) => (err = e));
+      expect(err).to.be.instanceOf(UnauthorizedError);
+      expect((err as Error).message).to.contain('identity provider ended this sign-in');
+      expect(w.docs.size).to.equal(0);
+      expect(w.bumps).to.have.length(1);
+      expect(w.events.map((e) => [e.kind, e.reason, e.operation])).to.deep.equal([
+        ['SIGN_IN', undefined, 'signIn'],
+        ['SIGN_OUT', 'ended-at-idp', 'sessionRecheck'],
+      ]);
+      // Ended for good: the next use finds nothing.
+      await svc.verify(secret, req).catch((e: unknown) => (err = e));
+      expect(err).to.be.instanceOf(UnauthorizedError);
+    }
+  });
+
+  it('keeps the session as it was while the provider cannot answer, and asks again after a back-off', async () => {
+    let up = false;
+    const { w, svc, signIn } = world(() => (up ? Promise.resolve({ kind: 'current', grants: acme }) : Promise.reject(new Error('connect ECONNREFUSED'))));
+    const secret = await signIn();
+    w.now = start + 301_000;
+    expect((await svc.verify(secret, req)).principal.grants).to.deep.equal(acme);
+    expect(w.asked).to.equal(1);
+    w.now += 29_000;
+    await svc.verify(secret, req);
+    expect(w.asked, 'asked again within the back-off').to.equal(1);
+    up = true;
+    w.now += 2000;
+    await svc.verify(secret, req);
+    expect(w.asked).to.equal(2);
+    expect([...w.docs.values()][0].checkedAt).to.equal(new Date(w.now).toISOString());
+    // Same grants: nothing to tell the other instances.
+    expect(w.bumps).to.have.length(0);
+  });
+
+  it('shares one recheck among the requests of a session that arrive together', async () => {
+    let answer: (r: SessionRecheck) => void = () => undefined;
+    const { w, svc, signIn } = world(() => new Promise<SessionRecheck>((r) => (answer = r)));
+    const secret = await signIn();
+    w.now = start + 301_000;
+    const all = Promise.all(Array.from({ length: 5 }, () => svc.verify(secret, req)));
+    await new Promise((r) => setImmediate(r));
+    answer({ kind: 'current', grants: acme });
+    expect((await all).map((v) => v.principal.grants)).to.deep.equal(Array.from({ length: 5 }, () => acme));
+    expect(w.asked).to.equal(1);
+  });
+
+  it('lets a newer recheck of another instance stand when the provider refuses a rotated refresh token', async () => {
+    const { w, svc, signIn } = world((doc) => {
+      // Meanwhile another instance rechecked with the same token and stored the next one.
+      const [hash] = [...w.docs.keys()];
+      w.docs.set(hash, { ...doc, refreshToken: 'sealed-2', checkedAt: new Date(w.now).toISOString(), grants: [{ role: 'reader', orgId: 'beta' }] });
+      return Promise.resolve({ kind: 'ended', reason: 'invalid_grant: Stale token' });
+    });
+    const secret = await signIn();
+    w.now = start + 301_000;
+    expect((await svc.verify(secret, req)).principal.grants).to.deep.equal([{ role: 'reader', orgId: 'beta' }]);
+    expect(w.docs.size).to.equal(1);
+    expect(w.events.map((e) => e.kind)).to.deep.equal(['SIGN_IN']);
+  });
+
+  it('never asks about a session that got no refresh token', async () => {
+    const { w, svc, signIn } = world(() => Promise.resolve({ kind: 'ended', reason: 'x' }));
+    const secret = await signIn(null);
+    w.now = start + 3_000_000;
+    expect((await svc.verify(secret, req)).principal.grants).to.deep.equal(acme);
+    expect(w.asked).to.equal(0);
+  });
+
+  it('seals refresh tokens for one person under the client secret', () => {
+    const seal = new RefreshTokenSeal('client-secret');
+    const person = { issuer: 'https://idp.example/realms/ecs', subject: 'u-1' };
+    const sealed = seal.seal('the-refresh-token', person);
+    expect(sealed).to.not.contain('the-refresh-token');
+    expect(seal.open(sealed, person)).to.equal('the-refresh-token');
+    expect(seal.open(sealed, { ...person, subject: 'u-2' }), 'moved to another person').to.equal(undefined);
+    expect(new RefreshTokenSeal('rotated-secret').open(sealed, person), 'another client secret').to.equal(undefined);
+    expect(seal.open(`${sealed.slice(0, -4)}AAAA`, person), 'tampered').to.equal(undefined);
+    expect(seal.open('garbage', person)).to.equal(undefined);
   });
 });

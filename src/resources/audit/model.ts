@@ -4,7 +4,7 @@ export const AUDIT_KINDS = ['WRITE', 'REFUSAL', 'SIGN_IN', 'SIGN_OUT'] as const;
 /**
  * WRITE: a write operation called with a token or a login session (any outcome); REFUSAL: any
  * operation answered 401 or 403, and a refused sign-in; SIGN_IN / SIGN_OUT: a login session
- * began / ended (sign-out, back-channel logout, expiry: `reason`).
+ * began / ended (sign-out, back-channel logout, a refused recheck at the identity provider, expiry: `reason`).
  */
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 
@@ -46,7 +46,7 @@ export interface AuditEvent {
   target: AuditTarget;
   /** What the operation adds for the trail (a job: its criteria, matched count and who confirmed it); stored, not searchable. */
   details?: Record<string, unknown>;
-  /** Why a login session ended or a sign-in was refused (`signed-out`, `backchannel-logout`, `idle`, `absolute`, `no-grant`, ...). */
+  /** Why a login session ended or a sign-in was refused (`signed-out`, `backchannel-logout`, `ended-at-idp`, `idle`, `absolute`, `no-grant`, ...). */
   reason?: string;
 }
 

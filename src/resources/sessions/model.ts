@@ -15,6 +15,14 @@ export interface SessionDoc {
   grants: Grant[];
   /** The ID token, only as the `id_token_hint` of the end-session URL at sign-out. */
   idToken?: string;
+  /**
+   * The identity provider's refresh token, sealed with a key of the service's own (never
+   * readable from the store alone): what the session is checked again with
+   * (docs/adr/0076-sessions-rechecked-at-the-identity-provider.md).
+   */
+  refreshToken?: string;
+  /** When the identity provider last confirmed the person and their grants (sign-in, then each recheck). */
+  checkedAt?: string;
   createdAt: string;
   /** Last use, written at most every TOUCH interval (the idle timeout counts from it). */
   lastSeenAt: string;
@@ -48,4 +56,19 @@ export function sessionExpiry(doc: Pick<SessionDoc, 'lastSeenAt' | 'expiresAt'>,
  */
 export function touchIntervalMs(t: SessionTimeouts): number {
   return Math.min(60_000, Math.max(1000, (t.idleSeconds * 1000) / 10));
+}
+
+/** What the identity provider says of a session asked again. */
+export type SessionRecheck =
+  /** The person is still signed in there: their grants now, and the tokens that replace the stored ones. */
+  | { kind: 'current'; grants: Grant[]; refreshToken?: string; idToken?: string }
+  /** The provider refused (signed out there, disabled, deleted, consent withdrawn): the session ends. */
+  | { kind: 'ended'; reason: string };
+
+/**
+ * Asks the identity provider about a session again (src/http/sso.ts). Throws when the
+ * provider cannot answer (unreachable, 5xx): the session then lives on until it can.
+ */
+export interface SessionRechecker {
+  recheck(doc: SessionDoc): Promise<SessionRecheck>;
 }

@@ -16,7 +16,7 @@ import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import type { AuditEvent } from '../audit/model.js';
-import { sessionExpiry, touchIntervalMs, type SessionDoc, type SessionEnd, type SessionTimeouts } from './model.js';
+import { sessionExpiry, touchIntervalMs, type SessionDoc, type SessionEnd, type SessionRechecker, type SessionTimeouts } from './model.js';
 import type { SessionStore } from './store.js';
 
 /** The request an audit event of a session belongs to. */
@@ -96,18 +96,33 @@ interface CacheEntry {
 }
 
 const MAX_CACHED = 20_000;
+/** After the identity provider could not answer a recheck, the session is not asked about again for this long (per instance). */
+const RECHECK_BACKOFF_MS = 30_000;
 /** Ended sessions nobody uses again are deleted this often. */
 const SWEEP_EVERY_MS = 10 * 60_000;
+
+export interface SessionServiceOptions extends SessionTimeouts {
+  cacheSeconds: number;
+  /** ECS_SESSION_RECHECK_SECONDS: how long the identity provider's word holds (0: sign-in's holds until the session ends). */
+  recheckSeconds?: number;
+  /** Asks the identity provider again (none without single sign-on). */
+  rechecker?: SessionRechecker;
+  now?: () => number;
+}
 
 export class SessionService {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly sweeper: Periodic;
+  /** Rechecks under way on this instance: requests of one session share one. */
+  private readonly rechecking = new Map<string, Promise<CacheEntry>>();
+  /** Sessions whose recheck the provider could not answer: not asked again before this time. */
+  private readonly recheckBackoff = new Map<string, number>();
 
   constructor(
     private readonly store: SessionStore,
     private readonly feed: ChangeFeedStore,
     private readonly audit: SessionAudit,
-    private readonly opts: SessionTimeouts & { cacheSeconds: number; now?: () => number },
+    private readonly opts: SessionServiceOptions,
     private readonly log: Logger,
   ) {
     this.sweeper = new Periodic('sweep of ended login sessions', SWEEP_EVERY_MS, () => this.sweep(), log);
@@ -123,12 +138,13 @@ export class SessionService {
   }
 
   /** Starts a session for a person with at least one grant; returns the cookie's secret. Audited (SIGN_IN) before it is answered. */
-  async create(person: Omit<SessionDoc, 'createdAt' | 'lastSeenAt' | 'expiresAt'>, req: RequestRef): Promise<{ secret: string; hash: string; doc: SessionDoc }> {
+  async create(person: Omit<SessionDoc, 'createdAt' | 'lastSeenAt' | 'expiresAt' | 'checkedAt'>, req: RequestRef): Promise<{ secret: string; hash: string; doc: SessionDoc }> {
     const now = this.now();
     const secret = crypto.randomBytes(32).toString('base64url');
     const hash = hashToken(secret);
     const doc: SessionDoc = {
       ...person,
+      checkedAt: new Date(now).toISOString(),
       createdAt: new Date(now).toISOString(),
       lastSeenAt: new Date(now).toISOString(),
       expiresAt: new Date(now + this.opts.maxSeconds * 1000).toISOString(),
@@ -158,6 +174,7 @@ export class SessionService {
       await this.endOne(hash, entry.doc, exp.ended, 'sessionExpired', 401, req);
       throw new UnauthorizedError('the login session has expired: sign in again');
     }
+    if (this.recheckDue(hash, entry.doc, now)) entry = await this.recheck(hash, entry, req);
     if (now - Date.parse(entry.doc.lastSeenAt) >= touchIntervalMs(this.opts)) {
       const lastSeenAt = new Date(now).toISOString();
       entry.doc = { ...entry.doc, lastSeenAt };
@@ -176,6 +193,83 @@ export class SessionService {
       this.cache.delete(hash);
       throw new UnauthorizedError('no login session (signed out, or ended at the identity provider): sign in');
     }
+    return this.remember(hash, doc, now);
+  }
+
+  private recheckDue(hash: string, doc: SessionDoc, now: number): boolean {
+    const every = (this.opts.recheckSeconds ?? 0) * 1000;
+    if (!this.opts.rechecker || every <= 0 || doc.refreshToken === undefined) return false;
+    if (now - Date.parse(doc.checkedAt ?? doc.createdAt) < every) return false;
+    const backoff = this.recheckBackoff.get(hash);
+    if (backoff === undefined) return true;
+    if (backoff > now) return false;
+    this.recheckBackoff.delete(hash);
+    return true;
+  }
+
+  /**
+   * Asks the identity provider whether the person is still signed in there and what they may
+   * do now (docs/adr/0076-sessions-rechecked-at-the-identity-provider.md). A refusal ends the
+   * session on every instance (audited, SIGN_OUT `ended-at-idp`); new grants replace the old
+   * ones on every instance; a provider that cannot answer leaves the session as it was.
+   */
+  private recheck(hash: string, entry: CacheEntry, req: RequestRef): Promise<CacheEntry> {
+    let running = this.rechecking.get(hash);
+    if (!running) {
+      running = this.askProvider(hash, entry, req).finally(() => this.rechecking.delete(hash));
+      this.rechecking.set(hash, running);
+    }
+    return running;
+  }
+
+  private async askProvider(hash: string, entry: CacheEntry, req: RequestRef): Promise<CacheEntry> {
+    const rechecker = this.opts.rechecker as SessionRechecker;
+    const asked = entry.doc;
+    let answer: Awaited<ReturnType<SessionRechecker['recheck']>>;
+    try {
+      answer = await rechecker.recheck(asked);
+    } catch (err) {
+      this.recheckBackoff.set(hash, this.now() + RECHECK_BACKOFF_MS);
+      if (this.recheckBackoff.size > MAX_CACHED) this.recheckBackoff.delete(this.recheckBackoff.keys().next().value as string);
+      this.log.warn({ err: { message: (err as Error).message } }, 'the identity provider could not recheck a login session; it stays as it was');
+      return entry;
+    }
+    const now = this.now();
+    if (answer.kind === 'ended' || answer.grants.length === 0) {
+      // Another instance may have rechecked first with the same refresh token, which a provider
+      // that rotates them then refuses: its newer word stands.
+      const stored = await this.store.get(hash);
+      if (stored && Date.parse(stored.checkedAt ?? stored.createdAt) > Date.parse(asked.checkedAt ?? asked.createdAt)) {
+        return this.remember(hash, stored, now);
+      }
+      const reason = answer.kind === 'ended' ? answer.reason : 'no grant left in the roles claim';
+      this.log.info({ iss: asked.issuer, sub: asked.subject, reason }, 'login session ended at the identity provider');
+      await this.endOne(hash, stored ?? asked, 'ended-at-idp', 'sessionRecheck', 401, req);
+      throw new UnauthorizedError(`the identity provider ended this sign-in (${reason}): sign in again`);
+    }
+    const change = {
+      grants: answer.grants,
+      checkedAt: new Date(now).toISOString(),
+      ...(answer.refreshToken ? { refreshToken: answer.refreshToken } : {}),
+      ...(answer.idToken ? { idToken: answer.idToken } : {}),
+    };
+    try {
+      await this.store.recheck(hash, change);
+    } catch (err) {
+      // Signed out meanwhile, on this instance or another.
+      if (err instanceof NotFoundError) {
+        this.cache.delete(hash);
+        throw new UnauthorizedError('no login session (signed out, or ended at the identity provider): sign in');
+      }
+      throw err;
+    }
+    const doc = { ...asked, ...change };
+    // Other instances hold the old grants in their caches: they read the session again.
+    if (JSON.stringify(asked.grants) !== JSON.stringify(answer.grants)) await this.feed.append('sessions', [hash]);
+    return this.remember(hash, doc, now);
+  }
+
+  private remember(hash: string, doc: SessionDoc, now: number): CacheEntry {
     const entry = { doc, until: now + this.opts.cacheSeconds * 1000 };
     if (this.opts.cacheSeconds > 0) {
       if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value as string);
@@ -204,7 +298,14 @@ export class SessionService {
     return hashes.length;
   }
 
-  private async endOne(hash: string, doc: SessionDoc, reason: SessionEnd | 'signed-out' | 'backchannel-logout', operation: string, status: number, req: RequestRef): Promise<void> {
+  private async endOne(
+    hash: string,
+    doc: SessionDoc,
+    reason: SessionEnd | 'signed-out' | 'backchannel-logout' | 'ended-at-idp',
+    operation: string,
+    status: number,
+    req: RequestRef,
+  ): Promise<void> {
     this.cache.delete(hash);
     let removed = true;
     try {
@@ -216,7 +317,7 @@ export class SessionService {
     await this.feed.append('sessions', [hash]);
     if (!removed) return;
     const event = sessionEvent('SIGN_OUT', operation, status, req, doc, { sessionHash: hash, reason });
-    if (reason === 'signed-out' || reason === 'backchannel-logout') await this.audit.record(event);
+    if (reason === 'signed-out' || reason === 'backchannel-logout' || reason === 'ended-at-idp') await this.audit.record(event);
     else this.audit.offer(event);
   }
 

@@ -24,6 +24,11 @@ export class SessionStore {
     await this.docs.patch(hash, { lastSeenAt }, { refresh: false });
   }
 
+  /** Writes what a recheck at the identity provider returned (grants, tokens, when). */
+  async recheck(hash: string, change: Pick<SessionDoc, 'grants' | 'checkedAt' | 'refreshToken' | 'idToken'>): Promise<void> {
+    await this.docs.patch(hash, change, { refresh: false });
+  }
+
   async delete(hash: string): Promise<void> {
     await this.docs.delete(hash, { refresh: false });
   }
