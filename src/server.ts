@@ -102,6 +102,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     jobs.runner.start();
     jobs.retention.start();
     auditRetention.start();
+    handle.services.ancestry.start();
     handle.services.sessions.startSweeping();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
@@ -148,6 +149,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       stopped = true;
       schema.stop();
       changeWatcher.stop();
+      handle.services.ancestry.stop();
       handle.services.sessions.stopSweeping();
       await changeRetention.stop();
       await heartbeatRetention.stop();

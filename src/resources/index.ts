@@ -16,7 +16,7 @@ import { OrganizationStore } from './organizations/store.js';
 import { OrganizationService } from './organizations/service.js';
 import { OrgMoveStore } from './organizations/move-store.js';
 import { OrgMoveTask } from './organizations/move-task.js';
-import { unstampedCount } from './organizations/ancestry-migration.js';
+import { AncestryKeeper, unstampedCount } from './organizations/ancestry-migration.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { organizationTreeRoutes } from './organizations/tree-routes.js';
 import { TokenStore } from './tokens/store.js';
@@ -123,6 +123,8 @@ export interface Services {
   sessions: SessionService;
   /** The store context the services write through (with the organization tree for the ancestry of records). */
   storeContext: StoreContext;
+  /** Background: stamps the ancestry on records an older release wrote without it (started and stopped by the server). */
+  ancestry: AncestryKeeper;
 }
 
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
@@ -272,6 +274,7 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     presence,
     sessions,
     storeContext: store,
+    ancestry: new AncestryKeeper(store, new LeaseStore(store), { everyMs: config.maintenance.schemaCheckSeconds * 1000, holder: instanceName }, log),
   };
 }
 
@@ -310,9 +313,9 @@ export async function onIndicesReady(s: Services, log: Logger): Promise<void> {
   // Records written before records carried their organization's ancestry are invisible to subtree reads until migrated.
   const unstamped = await unstampedCount(s.storeContext);
   if (unstamped > 0) {
-    log.error(
+    log.warn(
       { records: unstamped },
-      `${unstamped} org-scoped records carry no organization ancestry and are invisible to subtree searches; run: npm run ops -- org-paths`,
+      `${unstamped} org-scoped records carry no organization ancestry and are invisible to subtree searches until the instances stamp them in the background (at once: npm run ops -- org-paths)`,
     );
   }
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { expect } from 'chai';
 import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
+import { waitFor } from '../helpers/wait.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { TEST_DATABASE_URL, dropSchema, holdAdvisoryLock, sql, testSchema } from '../helpers/postgres.js';
 import { deviceDoc, indexOps } from '../helpers/device-fixtures.js';
@@ -37,7 +38,8 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
   }
 
   before(async () => {
-    t = await startTestApp({ ECS_INDEX_PREFIX: prefix, DATABASE_URL: TEST_DATABASE_URL, ECS_SQL_SCHEMA: schema });
+    // Its background checks (schema, ancestry) run at start and then daily: the commands, not the instance, act on what a case writes.
+    t = await startTestApp({ ECS_INDEX_PREFIX: prefix, DATABASE_URL: TEST_DATABASE_URL, ECS_SQL_SCHEMA: schema, ECS_SCHEMA_CHECK_SECONDS: '86400' });
     env = {
       ...process.env,
       ELASTICSEARCH_URL: (await testElasticsearch()).url,
@@ -172,6 +174,47 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
     const again = await cli('ops', ['org-paths', '--json']);
     expect(again.code, again.stderr).to.equal(0);
     expect((JSON.parse(again.stdout) as { stamped: number }).stamped, 'a second run finds nothing to do').to.equal(0);
+  });
+
+  it('org paths: an instance stamps records an older release writes without ancestry in the background, within its check interval', async () => {
+    const parent = await t.world.org();
+    const child = await t.world.org(parent);
+    const ids = Array.from({ length: 20 }, (_, i) => `${child}-rollout-${i}`);
+    const admin = t.world.as(await t.world.token('admin', parent));
+    const count = async (): Promise<number> => {
+      const page = await admin.post<{ totalCount: number }>('/endpoint/page-search', { criteria: {} });
+      expect(page.status).to.equal(200);
+      return page.body.totalCount;
+    };
+    const now = new Date().toISOString();
+    const by = { username: 'seed', authenticator: 'none' };
+    const res = await t.server.store.client.bulk({
+      index: `${prefix}-endpoints`,
+      refresh: true,
+      operations: ids.flatMap((id) => [
+        { create: { _id: id } },
+        { id, orgId: child, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },
+      ]),
+    });
+    expect(res.errors).to.equal(false);
+    expect(await count(), 'unstamped records are not in the subtree').to.equal(0);
+    // A second instance of this release, checking every second, as during a rollout.
+    const checking = await startTestApp({ ECS_INDEX_PREFIX: prefix, DATABASE_URL: TEST_DATABASE_URL, ECS_SQL_SCHEMA: schema, ECS_SCHEMA_CHECK_SECONDS: '1' });
+    try {
+      const found = await waitFor(count, (n) => n === ids.length, 30_000, 200);
+      expect(found.value, 'records visible to the subtree after the background stamping').to.equal(ids.length);
+      // The line comes once the pass has ended (its records are searchable a little before).
+      const said = await waitFor(
+        () => Promise.resolve(checking.logs.find((l) => l.includes('org paths:') && l.includes('were stamped'))),
+        (l) => l !== undefined,
+        30_000,
+        50,
+      );
+      expect(said.value, 'the stamping instance says what it did').to.be.a('string');
+      expect(JSON.parse(said.value as string)).to.include({ stamped: ids.length });
+    } finally {
+      await checking.close();
+    }
   });
 
   it('reindex: no-op when current, --force reindexes, a leftover exits 3 until --restart', async () => {
