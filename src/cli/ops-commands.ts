@@ -42,6 +42,11 @@ export const USAGE = `usage: npm run ops -- <command>
       give every org-scoped record written before records carried it the ancestry of its
       organization (subtree searches find only records that have it); resumable, a second
       run stamps only what is still missing
+  sessions list [--email <e-mail> | --subject <sub>] [--json]
+      the live login sessions of people signed in through single sign-on: who, grants,
+      since when, last use, when they end
+  sessions end --email <e-mail> | --subject <sub> | --all [--json]
+      end them on every instance at once, audited (when the identity provider cannot)
   admin org create <id> <name> [--parent <orgId>]
   admin org show <id>
   admin token create --role system|admin|reader|agent [--org <orgId>] [--endpoint <id>]
@@ -68,6 +73,9 @@ const OPTIONS = {
   name: { type: 'string' },
   expires: { type: 'string' },
   json: { type: 'boolean' },
+  email: { type: 'string' },
+  subject: { type: 'string' },
+  all: { type: 'boolean' },
   force: { type: 'boolean' },
   restart: { type: 'boolean' },
   'delete-old': { type: 'boolean' },
@@ -336,6 +344,54 @@ async function orgPaths(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
   return left === 0 ? EXIT.ok : EXIT.failed;
 }
 
+function checkSessions(p: Parsed): void {
+  const [, verb, ...rest] = p.positional;
+  const who = ['email', 'subject', 'all'].filter((k) => p.flags.has(k));
+  if (verb === 'list' && rest.length === 0 && who.length <= 1 && !p.flags.has('all')) {
+    onlyFlags(p, 'sessions list', ['email', 'subject', 'json']);
+    return;
+  }
+  if (verb === 'end' && rest.length === 0 && who.length === 1) {
+    onlyFlags(p, 'sessions end', ['email', 'subject', 'all', 'json']);
+    return;
+  }
+  throw new UsageError('sessions list [--email <e-mail> | --subject <sub>], sessions end --email <e-mail> | --subject <sub> | --all');
+}
+
+async function sessionsCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
+  const verb = p.positional[1];
+  const email = flag(p, 'email');
+  const subject = flag(p, 'subject');
+  const found = await rt.services.sessions.list({ ...(email !== undefined ? { email } : {}), ...(subject !== undefined ? { subject } : {}) });
+  // A session is named as in the audit trail: the first 16 characters of its hash.
+  const rows = found.map((s) => ({
+    id: s.hash.slice(0, 16),
+    subject: s.doc.subject,
+    issuer: s.doc.issuer,
+    ...(s.doc.email ? { email: s.doc.email } : {}),
+    ...(s.doc.name ? { name: s.doc.name } : {}),
+    grants: s.doc.grants.map((g) => `${g.role}@${g.orgId ?? '*'}`),
+    createdAt: s.doc.createdAt,
+    lastSeenAt: s.doc.lastSeenAt,
+    expiresAt: s.expiresAt,
+  }));
+  if (verb === 'list') {
+    if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'sessions list', sessions: rows })}\n`);
+    else {
+      for (const r of rows) io.out.write(`${r.id}  ${r.name ?? r.email ?? r.subject}  ${r.grants.join(',')}  since ${r.createdAt}  last use ${r.lastSeenAt}  ends ${r.expiresAt}\n`);
+      io.out.write(`${fmt(rows.length)} live login sessions\n`);
+    }
+    return EXIT.ok;
+  }
+  const ended = await rt.services.sessions.endByOperator(
+    found.map((s) => s.hash),
+    { requestId: `ops-${process.pid}`, method: 'CLI', path: 'ops sessions end' },
+  );
+  if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'sessions end', ended, sessions: rows.map((r) => r.id) })}\n`);
+  else io.out.write(`sessions end: ${fmt(ended)} login sessions ended on every instance\n`);
+  return EXIT.ok;
+}
+
 interface Command {
   /** Validates the arguments before anything is opened (usage errors exit 2 at once). */
   check(p: Parsed): void;
@@ -346,6 +402,7 @@ const COMMANDS: Record<string, Command> = {
   migrate: { check: checkMigrate, run: migrate },
   reindex: { check: checkReindex, run: reindexCommand },
   admin: { check: checkAdmin, run: admin },
+  sessions: { check: checkSessions, run: sessionsCommand },
   'org-paths': {
     check: (p) => {
       if (p.positional.length !== 1) throw new UsageError('org-paths takes no arguments');

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { expect } from 'chai';
-import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
+import { RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { TEST_DATABASE_URL, dropSchema, holdAdvisoryLock, sql, testSchema } from '../helpers/postgres.js';
@@ -214,6 +214,45 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
       expect(JSON.parse(said.value as string)).to.include({ stamped: ids.length });
     } finally {
       await checking.close();
+    }
+  });
+
+  it('sessions: lists a person’s live login sessions and ends them on every instance, audited; usage errors exit 2', async () => {
+    const email = `${uid('person')}@people.example`;
+    const person = { subject: uid('sub'), issuer: 'https://idp.example/realms/ecs', email, name: 'Operator Case', grants: [{ role: 'reader' as const, orgId: await t.world.org() }] };
+    const req = { requestId: uid('req'), method: 'GET', path: '/auth/callback' };
+    const [one, two] = [await t.server.handle.services.sessions.create(person, req), await t.server.handle.services.sessions.create(person, req)];
+    const bystander = await t.server.handle.services.sessions.create({ ...person, subject: uid('sub'), email: `${uid('other')}@people.example` }, req);
+    const session = (secret: string): Promise<Response> => fetch(`${t.url}/auth/session`, { headers: { cookie: `ecs_session=${secret}` } });
+    for (const s of [one, two, bystander]) expect((await session(s.secret)).status).to.equal(200);
+
+    const listed = await cli('ops', ['sessions', 'list', '--email', email, '--json']);
+    expect(listed.code, listed.stderr).to.equal(0);
+    const rows = (JSON.parse(listed.stdout) as { sessions: { id: string; email: string; grants: string[] }[] }).sessions;
+    expect(rows.map((r) => r.id).sort()).to.deep.equal([one.hash.slice(0, 16), two.hash.slice(0, 16)].sort());
+    expect(rows[0]).to.include({ email });
+    expect(rows[0].grants).to.deep.equal([`reader@${person.grants[0].orgId}`]);
+
+    const ended = await cli('ops', ['sessions', 'end', '--email', email, '--json']);
+    expect(ended.code, ended.stderr).to.equal(0);
+    expect(JSON.parse(ended.stdout)).to.include({ ended: 2 });
+    // The service learns it through the change feed, as from another instance.
+    for (const s of [one, two]) {
+      const refused = await waitFor(() => session(s.secret), (r) => r.status === 401, 10_000, 50);
+      expect(refused.met, 'a session ended by the operator still opened').to.equal(true);
+    }
+    expect((await session(bystander.secret)).status, 'another person’s session').to.equal(200);
+    const audited = await waitFor(
+      () => t.admin.post<{ items: { kind: string; reason?: string }[] }>('/audit/search-page', { criteria: { actorEmail: email }, pageRequest: { size: 10 } }),
+      (r) => r.status === 200 && r.body.items.filter((e) => e.kind === 'SIGN_OUT').length === 2,
+      10_000,
+      100,
+    );
+    expect(audited.value.body.items.filter((e) => e.kind === 'SIGN_OUT').map((e) => e.reason)).to.deep.equal(['ended-by-operator', 'ended-by-operator']);
+
+    for (const bad of [['sessions', 'end'], ['sessions', 'end', '--email', email, '--all'], ['sessions', 'list', '--all'], ['sessions', 'drop']]) {
+      const run = await cli('ops', bad);
+      expect(run.code, bad.join(' ')).to.equal(2);
     }
   });
 

@@ -46,7 +46,7 @@ export interface AuditEvent {
   target: AuditTarget;
   /** What the operation adds for the trail (a job: its criteria, matched count and who confirmed it); stored, not searchable. */
   details?: Record<string, unknown>;
-  /** Why a login session ended or a sign-in was refused (`signed-out`, `backchannel-logout`, `ended-at-idp`, `idle`, `absolute`, `no-grant`, ...). */
+  /** Why a login session ended or a sign-in was refused (`signed-out`, `backchannel-logout`, `ended-at-idp`, `ended-by-operator`, `idle`, `absolute`, `no-grant`, ...). */
   reason?: string;
 }
 

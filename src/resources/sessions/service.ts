@@ -298,10 +298,36 @@ export class SessionService {
     return hashes.length;
   }
 
+  /** The live sessions of a person (by subject or e-mail), or all of them (the operator's `ops sessions`). */
+  async list(who: { subject?: string; email?: string }): Promise<{ hash: string; doc: SessionDoc; expiresAt: string }[]> {
+    const now = this.now();
+    const out: { hash: string; doc: SessionDoc; expiresAt: string }[] = [];
+    for (const s of await this.store.list(who)) {
+      const exp = sessionExpiry(s.doc, now, this.opts);
+      if (!exp.ended) out.push({ ...s, expiresAt: new Date(exp.expiresAt).toISOString() });
+    }
+    return out;
+  }
+
+  /**
+   * Ends sessions on every instance at the operator's word (audited, SIGN_OUT `ended-by-operator`):
+   * the break-glass when the identity provider cannot end them (it is down, or compromised).
+   */
+  async endByOperator(hashes: string[], req: RequestRef): Promise<number> {
+    let ended = 0;
+    for (const hash of hashes) {
+      const doc = await this.store.get(hash);
+      if (!doc) continue;
+      await this.endOne(hash, doc, 'ended-by-operator', 'endSessions', 200, req);
+      ended++;
+    }
+    return ended;
+  }
+
   private async endOne(
     hash: string,
     doc: SessionDoc,
-    reason: SessionEnd | 'signed-out' | 'backchannel-logout' | 'ended-at-idp',
+    reason: SessionEnd | 'signed-out' | 'backchannel-logout' | 'ended-at-idp' | 'ended-by-operator',
     operation: string,
     status: number,
     req: RequestRef,
@@ -317,7 +343,8 @@ export class SessionService {
     await this.feed.append('sessions', [hash]);
     if (!removed) return;
     const event = sessionEvent('SIGN_OUT', operation, status, req, doc, { sessionHash: hash, reason });
-    if (reason === 'signed-out' || reason === 'backchannel-logout' || reason === 'ended-at-idp') await this.audit.record(event);
+    // Ends someone decided are recorded before they are answered; expiry is offered.
+    if (reason !== 'idle' && reason !== 'absolute') await this.audit.record(event);
     else this.audit.offer(event);
   }
 

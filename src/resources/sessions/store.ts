@@ -49,6 +49,13 @@ export class SessionStore {
     return hits.map((h) => h.id);
   }
 
+  /** The sessions of a person (by subject or e-mail), or every session, with their hashes. */
+  async list(who: { subject?: string; email?: string }): Promise<{ hash: string; doc: SessionDoc }[]> {
+    const filter = [...(who.subject !== undefined ? [{ term: { subject: who.subject } }] : []), ...(who.email !== undefined ? [{ term: { email: who.email } }] : [])];
+    const hits = await this.docs.all({ bool: { filter } }, { sort: [{ createdAt: 'asc' }] });
+    return hits.map((h) => ({ hash: h.id, doc: h.doc }));
+  }
+
   /** Hashes of sessions past their absolute end, or unused since `idleBefore`. */
   async expired(now: string, idleBefore: string): Promise<string[]> {
     const hits = await this.docs.all(
