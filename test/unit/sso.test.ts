@@ -4,6 +4,7 @@
  * sessions' idle and absolute expiry and their rechecks at the provider under an injected
  * clock, and the seal of the provider's refresh tokens.
  */
+import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { grantsFromClaim } from '../../src/http/oidc-claims.js';
 import { csrfRefusal, csrfTokenFor, signOutRefusal } from '../../src/http/csrf.js';
@@ -215,7 +216,7 @@ describe('Login session rechecks at the identity provider (injected clock)', () 
   const acme = [{ role: 'admin' as const, orgId: 'acme' }];
 
   /** A session service over in-memory fakes; `answer` decides what the provider says. */
-  function world(answer: (doc: SessionDoc) => Promise<SessionRecheck>) {
+  function world(answer: (doc: SessionDoc) => Promise<SessionRecheck>, log = createLogger('silent')) {
     const w = {
       now: start,
       docs: new Map<string, SessionDoc>(),
@@ -238,7 +239,7 @@ describe('Login session rechecks at the identity provider (injected clock)', () 
         return answer(doc);
       },
     };
-    const svc = new SessionService(store, feed, audit, { ...t, cacheSeconds: 30, recheckSeconds: 300, rechecker, now: () => w.now }, createLogger('silent'));
+    const svc = new SessionService(store, feed, audit, { ...t, cacheSeconds: 30, recheckSeconds: 300, rechecker, now: () => w.now }, log);
     /** Signs in with the provider's refresh token (null: it gave none). */
     const signIn = async (refreshToken: string | null = 'sealed-1') =>
       (await svc.create({ subject: 's', issuer: 'i', grants: acme, ...(refreshToken !== null ? { refreshToken } : {}) }, req)).secret;
@@ -307,6 +308,28 @@ describe('Login session rechecks at the identity provider (injected clock)', () 
     expect([...w.docs.values()][0].checkedAt).to.equal(new Date(w.now).toISOString());
     // Same grants: nothing to tell the other instances.
     expect(w.bumps).to.have.length(0);
+  });
+
+  it('says at most once a minute that the provider does not answer, however many sessions ask', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
+    const { w, svc, signIn } = world(() => Promise.reject(new Error('connect ECONNREFUSED')), createLogger('info', sink));
+    const secrets = [await signIn(), await signIn(), await signIn()];
+    w.now = start + 301_000;
+    for (const s of secrets) await svc.verify(s, req);
+    w.now += 31_000;
+    for (const s of secrets) await svc.verify(s, req);
+    expect(w.asked).to.equal(6);
+    const warned = (): { unanswered: number }[] => lines.map((l) => JSON.parse(l) as { msg: string; unanswered: number }).filter((l) => l.msg.includes('could not recheck'));
+    expect(warned().map((l) => l.unanswered)).to.deep.equal([1]);
+    w.now += 31_000;
+    await svc.verify(secrets[0], req);
+    expect(warned().map((l) => l.unanswered)).to.deep.equal([1, 6]);
   });
 
   it('shares one recheck among the requests of a session that arrive together', async () => {

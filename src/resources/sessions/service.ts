@@ -98,6 +98,8 @@ interface CacheEntry {
 const MAX_CACHED = 20_000;
 /** After the identity provider could not answer a recheck, the session is not asked about again for this long (per instance). */
 const RECHECK_BACKOFF_MS = 30_000;
+/** An instance says at most this often that the identity provider could not answer (with how many rechecks since). */
+const RECHECK_WARN_EVERY_MS = 60_000;
 /** Ended sessions nobody uses again are deleted this often. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
@@ -117,6 +119,8 @@ export class SessionService {
   private readonly rechecking = new Map<string, Promise<CacheEntry>>();
   /** Sessions whose recheck the provider could not answer: not asked again before this time. */
   private readonly recheckBackoff = new Map<string, number>();
+  /** Rechecks the provider could not answer since the last warning, and when that was. */
+  private unanswered = { count: 0, warnedAt: -Infinity };
 
   constructor(
     private readonly store: SessionStore,
@@ -231,7 +235,15 @@ export class SessionService {
     } catch (err) {
       this.recheckBackoff.set(hash, this.now() + RECHECK_BACKOFF_MS);
       if (this.recheckBackoff.size > MAX_CACHED) this.recheckBackoff.delete(this.recheckBackoff.keys().next().value as string);
-      this.log.warn({ err: { message: (err as Error).message } }, 'the identity provider could not recheck a login session; it stays as it was');
+      this.unanswered.count++;
+      const now = this.now();
+      if (now - this.unanswered.warnedAt >= RECHECK_WARN_EVERY_MS) {
+        this.log.warn(
+          { err: { message: (err as Error).message }, unanswered: this.unanswered.count },
+          'the identity provider could not recheck login sessions; they stay as they were',
+        );
+        this.unanswered = { count: 0, warnedAt: now };
+      }
       return entry;
     }
     const now = this.now();
