@@ -6,28 +6,15 @@
  * (a run of the same work is in progress, or a leftover needs --restart).
  */
 import os from 'node:os';
-import { parseArgs as parseCommandLine } from 'node:util';
-import { loadConfig, type Config } from '../config.js';
-import { createLogger, type Logger } from '../log.js';
-import { Access, ROLES, type Role } from '../http/auth.js';
 import { AppError, ConflictError } from '../errors.js';
-import { createClient, storeAccessFailure, StoreAccessError, type StoreContext } from '../store/client.js';
-import { ensureIndices } from '../store/indices.js';
+import { StoreAccessError } from '../store/client.js';
 import { reindexableIndices, type ReindexResult } from '../store/reindex.js';
 import { reindexUnderLease } from '../store/schema.js';
-import { createServices, type Services } from '../resources/index.js';
 import { stampAncestry, unstampedCount } from '../resources/organizations/ancestry-migration.js';
 import { DEVICE_FAMILIES, type DeviceFamily } from '../migration/device-rows.js';
-import { startLocalNode, type LocalNode } from '../dev/local-elasticsearch.js';
-import { ProgressBar, type ProgressStream } from './progress.js';
-
-export const EXIT = { ok: 0, failed: 1, usage: 2, conflict: 3 } as const;
-
-export interface CliIo {
-  out: { write(s: string): unknown };
-  err: ProgressStream;
-  env: NodeJS.ProcessEnv;
-}
+import { ProgressBar } from './progress.js';
+import { EXIT, UsageError, batchSize, fmt, onlyFlags, parseArgs, seconds, startRuntime, type CliIo, type Command, type Parsed, type Runtime } from './ops-runtime.js';
+import { admin, checkAdmin, checkSessions, sessionsCommand } from './ops-people.js';
 
 export const USAGE = `usage: npm run ops -- <command>
 
@@ -56,118 +43,6 @@ export const USAGE = `usage: npm run ops -- <command>
   npm run admin -- <org|token> ... is the same as npm run ops -- admin <org|token> ...
 Environment: ELASTICSEARCH_URL, ECS_INDEX_PREFIX, DATABASE_URL, ECS_SQL_SCHEMA (as the service).
 Exit codes: 0 done, 1 failed, 2 usage, 3 conflict (already running).`;
-
-class UsageError extends Error {}
-
-interface Parsed {
-  positional: string[];
-  flags: Map<string, string | true>;
-}
-
-const OPTIONS = {
-  'batch-size': { type: 'string' },
-  parent: { type: 'string' },
-  role: { type: 'string' },
-  org: { type: 'string' },
-  endpoint: { type: 'string' },
-  name: { type: 'string' },
-  expires: { type: 'string' },
-  json: { type: 'boolean' },
-  email: { type: 'string' },
-  subject: { type: 'string' },
-  all: { type: 'boolean' },
-  force: { type: 'boolean' },
-  restart: { type: 'boolean' },
-  'delete-old': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-function parseArgs(argv: string[]): Parsed {
-  try {
-    const { values, positionals } = parseCommandLine({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-    const flags = new Map<string, string | true>();
-    for (const [k, v] of Object.entries(values)) if (v !== undefined && v !== false) flags.set(k, v);
-    return { positional: positionals, flags };
-  } catch (err) {
-    // node:util's messages name the option and what is wrong with it (unknown, missing value).
-    throw new UsageError((err as Error).message);
-  }
-}
-
-/**
- * A flag another command takes is as much a mistake here as an unknown one (a `--force` given
- * to migrate would otherwise be silently ignored): usage error, exit 2.
- */
-function onlyFlags(p: Parsed, command: string, allowed: readonly string[]): void {
-  const stray = [...p.flags.keys()].filter((k) => k !== 'help' && !allowed.includes(k));
-  if (stray.length > 0) {
-    const takes = allowed.length > 0 ? `; it takes ${allowed.map((k) => `--${k}`).join(', ')}` : '; it takes none';
-    throw new UsageError(`${command} does not take ${stray.map((k) => `--${k}`).join(', ')}${takes}`);
-  }
-}
-
-function flag(p: Parsed, k: string): string | undefined {
-  const v = p.flags.get(k);
-  return typeof v === 'string' ? v : undefined;
-}
-
-function batchSize(p: Parsed): number | undefined {
-  const v = flag(p, 'batch-size');
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new UsageError('--batch-size must be an integer from 1 to 10000');
-  return n;
-}
-
-/** What a command needs: configuration, the store, the services; closed by `close`. */
-interface Runtime {
-  config: Config;
-  log: Logger;
-  store: StoreContext;
-  services: Services;
-  access: Access;
-  close(): Promise<void>;
-}
-
-async function startRuntime(io: CliIo): Promise<Runtime> {
-  const config = loadConfig(io.env);
-  const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) }, config.logFormat);
-  let node: LocalNode | undefined;
-  let url = config.elasticsearchUrl;
-  if (!url) {
-    // As `npm start`: the managed local node (reused when it is running).
-    node = await startLocalNode({ name: 'dev', port: Number(io.env.ECS_LOCAL_ES_PORT ?? 0), log: (l) => log.info(l) });
-    url = node.url;
-  }
-  const store: StoreContext = {
-    client: createClient(url, config.storeTimeoutMs, config.elasticsearchSecurity),
-    prefix: config.indexPrefix,
-    layout: config.indexLayout,
-    refresh: 'shared',
-  };
-  await ensureIndices(store, log).catch(async (err: unknown) => {
-    await store.client.close().catch(() => undefined);
-    if (node?.started) await node.stop();
-    throw storeAccessFailure(err, config.elasticsearchSecurity) ?? err;
-  });
-  const services = createServices({ config, store, log });
-  const access = new Access({ role: 'system', name: `ops-cli:${os.userInfo().username}` }, services.orgs);
-  return {
-    config,
-    log,
-    store,
-    services,
-    access,
-    close: async () => {
-      await services.deviceMigration.close().catch(() => undefined);
-      await store.client.close().catch(() => undefined);
-      if (node?.started) await node.stop();
-    },
-  };
-}
-
-const fmt = (n: number): string => n.toLocaleString('en-US');
-const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 function checkMigrate(p: Parsed): void {
   if (!DEVICE_FAMILIES.includes(p.positional[1] as DeviceFamily) || p.positional.length !== 2) {
@@ -260,77 +135,6 @@ async function reindexCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number
   return EXIT.ok;
 }
 
-function expiresAt(p: Parsed): Date | undefined {
-  const expires = flag(p, 'expires');
-  const at = expires ? new Date(expires) : undefined;
-  if (at && (Number.isNaN(at.getTime()) || at.getTime() <= Date.now())) throw new UsageError('--expires must be an ISO date in the future');
-  return at;
-}
-
-function checkAdmin(p: Parsed): void {
-  const [, what, verb, ...rest] = p.positional;
-  const sub = `${what ?? ''} ${verb ?? ''}`;
-  if (sub === 'org create' && (rest.length < 2)) throw new UsageError('admin org create <id> <name> [--parent <orgId>]');
-  else if (sub === 'org show' && rest.length !== 1) throw new UsageError('admin org show <id>');
-  else if (sub === 'token create') {
-    const role = flag(p, 'role') as Role | undefined;
-    if (!role || !ROLES.includes(role) || rest.length !== 0) {
-      throw new UsageError('admin token create --role system|admin|reader|agent [--org <orgId>] [--endpoint <id>] [--name <name>] [--expires <ISO date>]');
-    }
-    expiresAt(p);
-  } else if (sub === 'token revoke' && rest.length !== 1) throw new UsageError('admin token revoke <tokenId>');
-  else if (!['org create', 'org show', 'token create', 'token revoke'].includes(sub)) {
-    throw new UsageError('admin org create|show, admin token create|revoke');
-  }
-  const takes: Record<string, string[]> = {
-    'org create': ['parent'],
-    'org show': [],
-    'token create': ['role', 'org', 'endpoint', 'name', 'expires'],
-    'token revoke': [],
-  };
-  onlyFlags(p, `admin ${sub}`, takes[sub]);
-}
-
-async function admin(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
-  const [, what, verb, ...rest] = p.positional;
-  const print = (v: unknown): void => void io.out.write(`${JSON.stringify(v, null, 2)}\n`);
-  if (what === 'org' && verb === 'create') {
-    const [id, ...name] = rest;
-    const parentId = flag(p, 'parent');
-    print(await rt.services.orgs.create({ id, name: name.join(' '), ...(parentId ? { parentId } : {}) }, rt.access));
-    return EXIT.ok;
-  }
-  if (what === 'org' && verb === 'show') {
-    print(await rt.services.orgs.get(rest[0], rt.access));
-    return EXIT.ok;
-  }
-  if (what === 'token' && verb === 'create') {
-    const role = flag(p, 'role') as Role;
-    const expires = expiresAt(p);
-    const orgId = flag(p, 'org');
-    const endpointId = flag(p, 'endpoint');
-    print(
-      await rt.services.tokens.create(
-        {
-          name: flag(p, 'name') ?? `${role}${orgId ? `-${orgId}` : ''}`,
-          role,
-          ...(orgId ? { orgId } : {}),
-          ...(endpointId ? { endpointId } : {}),
-          ...(expires ? { expiresAt: expires } : {}),
-        },
-        rt.access,
-      ),
-    );
-    return EXIT.ok;
-  }
-  if (what === 'token' && verb === 'revoke') {
-    await rt.services.tokens.revoke(rest[0], rt.access);
-    io.out.write(`revoked token ${rest[0]}\n`);
-    return EXIT.ok;
-  }
-  throw new UsageError('admin org create|show, admin token create|revoke');
-}
-
 async function orgPaths(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
   const started = Date.now();
   const before = await unstampedCount(rt.services.storeContext);
@@ -342,60 +146,6 @@ async function orgPaths(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
   if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'org-paths', found: before, stamped, left, elapsedMs })}\n`);
   else io.out.write(`org-paths: ${fmt(stamped)} records given their organization's ancestry in ${seconds(elapsedMs)}; ${fmt(left)} left\n`);
   return left === 0 ? EXIT.ok : EXIT.failed;
-}
-
-function checkSessions(p: Parsed): void {
-  const [, verb, ...rest] = p.positional;
-  const who = ['email', 'subject', 'all'].filter((k) => p.flags.has(k));
-  if (verb === 'list' && rest.length === 0 && who.length <= 1 && !p.flags.has('all')) {
-    onlyFlags(p, 'sessions list', ['email', 'subject', 'json']);
-    return;
-  }
-  if (verb === 'end' && rest.length === 0 && who.length === 1) {
-    onlyFlags(p, 'sessions end', ['email', 'subject', 'all', 'json']);
-    return;
-  }
-  throw new UsageError('sessions list [--email <e-mail> | --subject <sub>], sessions end --email <e-mail> | --subject <sub> | --all');
-}
-
-async function sessionsCommand(rt: Runtime, p: Parsed, io: CliIo): Promise<number> {
-  const verb = p.positional[1];
-  const email = flag(p, 'email');
-  const subject = flag(p, 'subject');
-  const found = await rt.services.sessions.list({ ...(email !== undefined ? { email } : {}), ...(subject !== undefined ? { subject } : {}) });
-  // A session is named as in the audit trail: the first 16 characters of its hash.
-  const rows = found.map((s) => ({
-    id: s.hash.slice(0, 16),
-    subject: s.doc.subject,
-    issuer: s.doc.issuer,
-    ...(s.doc.email ? { email: s.doc.email } : {}),
-    ...(s.doc.name ? { name: s.doc.name } : {}),
-    grants: s.doc.grants.map((g) => `${g.role}@${g.orgId ?? '*'}`),
-    createdAt: s.doc.createdAt,
-    lastSeenAt: s.doc.lastSeenAt,
-    expiresAt: s.expiresAt,
-  }));
-  if (verb === 'list') {
-    if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'sessions list', sessions: rows })}\n`);
-    else {
-      for (const r of rows) io.out.write(`${r.id}  ${r.name ?? r.email ?? r.subject}  ${r.grants.join(',')}  since ${r.createdAt}  last use ${r.lastSeenAt}  ends ${r.expiresAt}\n`);
-      io.out.write(`${fmt(rows.length)} live login sessions\n`);
-    }
-    return EXIT.ok;
-  }
-  const ended = await rt.services.sessions.endByOperator(
-    found.map((s) => s.hash),
-    { requestId: `ops-${process.pid}`, method: 'CLI', path: 'ops sessions end' },
-  );
-  if (p.flags.has('json')) io.out.write(`${JSON.stringify({ command: 'sessions end', ended, sessions: rows.map((r) => r.id) })}\n`);
-  else io.out.write(`sessions end: ${fmt(ended)} login sessions ended on every instance\n`);
-  return EXIT.ok;
-}
-
-interface Command {
-  /** Validates the arguments before anything is opened (usage errors exit 2 at once). */
-  check(p: Parsed): void;
-  run(rt: Runtime, p: Parsed, io: CliIo): Promise<number>;
 }
 
 const COMMANDS: Record<string, Command> = {

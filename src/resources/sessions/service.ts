@@ -325,17 +325,14 @@ export class SessionService {
    * Ends sessions on every instance at the operator's word (audited, SIGN_OUT `ended-by-operator`):
    * the break-glass when the identity provider cannot end them (it is down, or compromised).
    */
-  async endByOperator(hashes: string[], req: RequestRef): Promise<number> {
+  async endByOperator(sessions: { hash: string; doc: SessionDoc }[], req: RequestRef): Promise<number> {
     let ended = 0;
-    for (const hash of hashes) {
-      const doc = await this.store.get(hash);
-      if (!doc) continue;
-      await this.endOne(hash, doc, 'ended-by-operator', 'endSessions', 200, req);
-      ended++;
-    }
+    // A session ended meanwhile (signed out, expired) is not ended again, nor audited twice.
+    for (const { hash, doc } of sessions) if (await this.endOne(hash, doc, 'ended-by-operator', 'endSessions', 200, req)) ended++;
     return ended;
   }
 
+  /** Ends one session everywhere; true when this call removed it (false: it was gone already, nothing audited). */
   private async endOne(
     hash: string,
     doc: SessionDoc,
@@ -343,7 +340,7 @@ export class SessionService {
     operation: string,
     status: number,
     req: RequestRef,
-  ): Promise<void> {
+  ): Promise<boolean> {
     this.cache.delete(hash);
     let removed = true;
     try {
@@ -353,11 +350,12 @@ export class SessionService {
       removed = false;
     }
     await this.feed.append('sessions', [hash]);
-    if (!removed) return;
+    if (!removed) return false;
     const event = sessionEvent('SIGN_OUT', operation, status, req, doc, { sessionHash: hash, reason });
     // Ends someone decided are recorded before they are answered; expiry is offered.
     if (reason !== 'idle' && reason !== 'absolute') await this.audit.record(event);
     else this.audit.offer(event);
+    return true;
   }
 
   /** The `sessions` change feed moved: forget the sessions ended elsewhere (all of them when not known). */
