@@ -76,6 +76,9 @@ export async function discoverIdentityProvider(settings: OidcConfig, publicUrl: 
   return { settings, publicUrl, config, keys: createRemoteJWKSet(new URL(jwksUri)), seal: new RefreshTokenSeal(settings.clientSecret) };
 }
 
+/** What a sealed refresh token is bound to: the person it was issued for. */
+const boundTo = (person: Pick<SessionDoc, 'issuer' | 'subject'>): Buffer => Buffer.from(`${person.issuer} ${person.subject}`);
+
 /**
  * Refresh tokens at rest: AES-256-GCM under a key derived from the client secret (a refresh
  * token is of no use without it anyway), bound to the person it was issued for, so a copy of
@@ -90,7 +93,7 @@ export class RefreshTokenSeal {
 
   seal(token: string, person: Pick<SessionDoc, 'issuer' | 'subject'>): string {
     const iv = crypto.randomBytes(12);
-    const cipher = crypto.createCipheriv('aes-256-gcm', this.key, iv).setAAD(Buffer.from(`${person.issuer} ${person.subject}`));
+    const cipher = crypto.createCipheriv('aes-256-gcm', this.key, iv).setAAD(boundTo(person));
     const sealed = Buffer.concat([cipher.update(token, 'utf8'), cipher.final(), cipher.getAuthTag()]);
     return `v1.${iv.toString('base64url')}.${sealed.toString('base64url')}`;
   }
@@ -102,7 +105,7 @@ export class RefreshTokenSeal {
     const data = Buffer.from(body, 'base64url');
     if (data.length < 16) return undefined;
     try {
-      const decipher = crypto.createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url')).setAAD(Buffer.from(`${person.issuer} ${person.subject}`));
+      const decipher = crypto.createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url')).setAAD(boundTo(person));
       decipher.setAuthTag(data.subarray(data.length - 16));
       return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
     } catch {

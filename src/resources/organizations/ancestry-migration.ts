@@ -27,6 +27,8 @@ export async function stampAncestry(ctx: StoreContext, onBatch?: (stamped: numbe
   return total;
 }
 
+const LEASE = 'org-paths';
+
 /**
  * Stamps, in the background of every instance of this release, the records an older release
  * still writes without ancestry during a rolling upgrade (docs/adr/0088-ancestry-stamped-in-the-background.md):
@@ -72,5 +74,3 @@ export class AncestryKeeper {
     this.periodic.stop();
   }
 }
-
-const LEASE = 'org-paths';
