@@ -54,6 +54,34 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
     await dropSchema(schema);
   });
 
+  /**
+   * `n` agents of a new organization as a release before ancestry wrote them (straight into the
+   * index, no ancestry), and the count a search of its parent's admin finds.
+   */
+  async function unstampedAgents(n: number, label: string): Promise<{ ids: string[]; count: () => Promise<number> }> {
+    const parent = await t.world.org();
+    const child = await t.world.org(parent);
+    const ids = Array.from({ length: n }, (_, i) => `${child}-${label}-${i}`);
+    const now = new Date().toISOString();
+    const by = { username: 'seed', authenticator: 'none' };
+    const res = await t.server.store.client.bulk({
+      index: `${prefix}-endpoints`,
+      refresh: true,
+      operations: ids.flatMap((id) => [
+        { create: { _id: id } },
+        { id, orgId: child, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },
+      ]),
+    });
+    expect(res.errors).to.equal(false);
+    const admin = t.world.as(await t.world.token('admin', parent));
+    const count = async (): Promise<number> => {
+      const page = await admin.post<{ totalCount: number }>('/endpoint/page-search', { criteria: {} });
+      expect(page.status).to.equal(200);
+      return page.body.totalCount;
+    };
+    return { ids, count };
+  }
+
   it('usage errors exit 2 and print the usage; --help exits 0', async () => {
     const none = await cli('ops', []);
     expect(none.code).to.equal(2);
@@ -143,27 +171,7 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
   });
 
   it('org-paths: records written before records carried their ancestry become visible to subtree reads of their admins', async () => {
-    const parent = await t.world.org();
-    const child = await t.world.org(parent);
-    const ids = Array.from({ length: 30 }, (_, i) => `${child}-old-${i}`);
-    // As an older release wrote them: straight into the index, no ancestry.
-    const now = new Date().toISOString();
-    const by = { username: 'seed', authenticator: 'none' };
-    const res = await t.server.store.client.bulk({
-      index: `${prefix}-endpoints`,
-      refresh: true,
-      operations: ids.flatMap((id) => [
-        { create: { _id: id } },
-        { id, orgId: child, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },
-      ]),
-    });
-    expect(res.errors).to.equal(false);
-    const admin = t.world.as(await t.world.token('admin', parent));
-    const count = async (): Promise<number> => {
-      const page = await admin.post<{ totalCount: number }>('/endpoint/page-search', { criteria: {} });
-      expect(page.status).to.equal(200);
-      return page.body.totalCount;
-    };
+    const { ids, count } = await unstampedAgents(30, 'old');
     expect(await count(), 'unstamped records are not in the subtree').to.equal(0);
     const run = await cli('ops', ['org-paths', '--json']);
     expect(run.code, run.stderr).to.equal(0);
@@ -177,26 +185,7 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
   });
 
   it('org paths: an instance stamps records an older release writes without ancestry in the background, within its check interval', async () => {
-    const parent = await t.world.org();
-    const child = await t.world.org(parent);
-    const ids = Array.from({ length: 20 }, (_, i) => `${child}-rollout-${i}`);
-    const admin = t.world.as(await t.world.token('admin', parent));
-    const count = async (): Promise<number> => {
-      const page = await admin.post<{ totalCount: number }>('/endpoint/page-search', { criteria: {} });
-      expect(page.status).to.equal(200);
-      return page.body.totalCount;
-    };
-    const now = new Date().toISOString();
-    const by = { username: 'seed', authenticator: 'none' };
-    const res = await t.server.store.client.bulk({
-      index: `${prefix}-endpoints`,
-      refresh: true,
-      operations: ids.flatMap((id) => [
-        { create: { _id: id } },
-        { id, orgId: child, type: 'VC_ENDPOINT', connectionStatus: 'NEVER', deleted: false, createdAt: now, updatedAt: now, createdBy: by, updatedBy: by },
-      ]),
-    });
-    expect(res.errors).to.equal(false);
+    const { ids, count } = await unstampedAgents(20, 'rollout');
     expect(await count(), 'unstamped records are not in the subtree').to.equal(0);
     // A second instance of this release, checking every second, as during a rollout.
     const checking = await startTestApp({ ECS_INDEX_PREFIX: prefix, DATABASE_URL: TEST_DATABASE_URL, ECS_SQL_SCHEMA: schema, ECS_SCHEMA_CHECK_SECONDS: '1' });
