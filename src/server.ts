@@ -100,6 +100,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     changeRetention.start();
     heartbeatRetention.start();
     jobs.runner.start();
+    handle.services.rollouts.driver.start();
     jobs.retention.start();
     auditRetention.start();
     handle.services.ancestry.start();
@@ -154,6 +155,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       await changeRetention.stop();
       await heartbeatRetention.stop();
       await jobs.runner.stop();
+      await handle.services.rollouts.driver.stop();
       await auditRetention.stop();
       await handle.services.orgs.moveTask?.stop();
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.

@@ -69,6 +69,8 @@ import { orgAgentConfigRoutes } from './org-agent-config/routes.js';
 import { IdempotencyKeyDocStore } from './idempotency/store.js';
 import { createJobs, type Jobs } from './jobs/index.js';
 import { jobRoutes } from './jobs/routes.js';
+import { createRollouts, type Rollouts } from './rollouts/index.js';
+import { rolloutRoutes } from './rollouts/routes.js';
 import { AuditStore } from './audit/store.js';
 import { AuditService } from './audit/service.js';
 import { auditRoutes } from './audit/routes.js';
@@ -113,6 +115,8 @@ export interface Services {
   heartbeatRetention: HeartbeatRetention;
   /** Bulk-action jobs: the service, and its runner (started and stopped by the server). */
   jobs: Jobs;
+  /** Agent-version rollouts in rings: the service, and its driver (started and stopped by the server). */
+  rollouts: Rollouts;
   /** The audit trail: written by the router's audit hook, searched through its route. */
   audit: AuditService;
   /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
@@ -165,12 +169,15 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     { ...config.sessions, cacheSeconds: config.tokenCacheSeconds, ...(sessionRechecker ? { rechecker: sessionRechecker } : {}) },
     log,
   );
+  // Built below (it needs the commands); a rollout changed on another instance wakes this instance's driver.
+  const rolloutDriver: { wake(): void } = { wake: () => undefined };
   const changeWatcher = new ChangeWatcher(
     feed,
     [
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
       { feed: 'organizations', onChange: (ids) => (ids ? orgs.applyChanged(ids) : orgs.reload()) },
       { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
+      { feed: 'rollouts', onChange: () => rolloutDriver.wake() },
     ],
     config.changePollMs,
     log,
@@ -241,6 +248,11 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   tokens.onRevoked = async (tokenId) => {
     await jobs.service.cancelCreatedBy(tokenId);
   };
+  const rollouts = createRollouts(
+    { config, store, log },
+    { agents: endpoints.agentScan, commands: commands.batch, orgs, pins: clientVersions, audit, feed, holder: instanceName },
+  );
+  rolloutDriver.wake = () => rollouts.driver.wake();
   const reports = new ReportService(endpoints);
   const orgAgentConfig = new OrgAgentConfigService(new OrgAgentConfigStore(store), orgs, () => presence.invalidate());
   presence.useTimeouts(orgAgentConfig);
@@ -269,6 +281,7 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     changeRetention,
     heartbeatRetention,
     jobs,
+    rollouts,
     audit,
     auditRetention,
     presence,
@@ -298,6 +311,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...reportRoutes(s.reports),
     ...orgAgentConfigRoutes(s.orgAgentConfig),
     ...jobRoutes(s.jobs.service),
+    ...rolloutRoutes(s.rollouts.service),
     ...auditRoutes(s.audit),
     ...presenceRoutes(s.endpoints),
   ];

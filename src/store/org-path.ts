@@ -18,6 +18,7 @@ export interface OrgPathFields {
 export const ORG_SCOPED_INDICES: Readonly<Record<string, OrgPathFields>> = {
   endpoints: { org: 'orgId', path: 'orgPath' },
   jobs: { org: 'orgId', path: 'orgPath' },
+  rollouts: { org: 'orgId', path: 'orgPath' },
   licenses: { org: 'orgId', path: 'orgPath' },
   'org-license-contracts': { org: 'orgId', path: 'orgPath' },
   'network-hosts': { org: 'orgId', path: 'orgPath' },

@@ -26,6 +26,7 @@ import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
 import { CommandExpiry } from './expiry.js';
+import { CommandBatch } from './batch.js';
 
 /** Where the `cmd` module's effective status comes from (the modules resource's service). */
 export interface ModuleStatusSource {
@@ -81,7 +82,11 @@ export class CommandService {
   ) {
     this.expiry = opts.expiry ?? new CommandExpiry({ ttlSeconds: 86_400, maxRetries: 5 });
     this.presence = opts.presence;
+    this.batch = new CommandBatch(messages, this.expiry);
   }
+
+  /** Messages for many endpoints at once, under ids their caller derives (rollouts). */
+  readonly batch: CommandBatch;
 
   private readonly expiry: CommandExpiry;
   private readonly presence?: CommandOptions['presence'];

@@ -45,6 +45,14 @@ export class ConnectionStateUpdates {
     return this.update(id, { connectionStatus: 'UNINSTALLED' }, access);
   }
 
+  /**
+   * The agent version the endpoint runs now (a v-prefixed semantic version): the agent's own
+   * report, through the same group commit as its other bookkeeping, so it is also a sign of life.
+   */
+  setClientVersion(id: string, version: string, access: Access): Promise<void> {
+    return this.update(id, { clientVersion: version }, access);
+  }
+
   setFimHoh(id: string, hoh: string, access: Access): Promise<void> {
     return this.update(id, { fimHoh: hoh }, access);
   }
