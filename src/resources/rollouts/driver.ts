@@ -49,6 +49,11 @@ export class RolloutDriver {
     this.periodic = new Periodic('rollout driver poll', opts.pollMs, () => this.pollOnce(), log);
   }
 
+  /** This instance's name in the leases it holds. */
+  get holder(): string {
+    return this.opts.holder;
+  }
+
   start(): void {
     this.stopped = false;
     this.periodic.start();

@@ -13,17 +13,16 @@ const vVersion = Joi.string()
   .messages({ 'string.pattern.name': '"{{#value}}" is not a v-prefixed semantic version (e.g. v3.10.2)' });
 
 const targetVersion = Joi.object({ linux: vVersion, mac: vVersion, windows: vVersion })
-  .or('linux', 'mac', 'windows')
   .label('RolloutTargetVersion')
   .meta({ className: 'RolloutTargetVersion' })
-  .description('The v-prefixed version each operating system is upgraded to; an OS left out is not upgraded');
+  .description('The v-prefixed version each operating system is upgraded to; an OS left out is not upgraded; at least one is given');
 
 const ringIn = Joi.alternatives()
   .try(
     Joi.object({ orgIds: Joi.array().items(orgId).min(1).max(1000).unique().required() }).label('OrgRing').meta({ className: 'OrgRing' }),
     Joi.object({ percent: Joi.number().integer().min(1).max(100).required() }).label('PercentRing').meta({ className: 'PercentRing' }),
   )
-  .messages({ 'alternatives.match': 'a ring is {"orgIds": [...]} or {"percent": 1..100}' })
+  .messages({ 'alternatives.match': 'a ring takes orgIds (organizations, with those below them) or percent (1..100)' })
   .label('RolloutRingSpec')
   .meta({ className: 'RolloutRingSpec' });
 

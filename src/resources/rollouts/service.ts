@@ -85,6 +85,9 @@ export class RolloutService {
         throw new BadRequestError(`body: organization ${orgId} is not ${input.orgId} or below it`);
       }
     }
+    if (!input.targetVersion.linux && !input.targetVersion.mac && !input.targetVersion.windows) {
+      throw new BadRequestError('body.targetVersion: at least one of linux, mac and windows is needed');
+    }
     for (const w of input.windows ?? []) {
       if (!isTimeZone(w.timeZone)) throw new BadRequestError(`body.windows: "${w.timeZone}" is not a known time zone (e.g. Europe/Berlin)`);
     }
