@@ -90,12 +90,18 @@ export class SimulatedAgents {
  * endpoints (as the group commit of agents' reports would) and marks the messages SENT.
  */
 export class BulkSimulatedAgents {
-  private readonly messages: DocStore<CommandMessageDoc>;
-  private readonly endpoints: DocStore<EndpointDoc>;
+  private messages: DocStore<CommandMessageDoc>;
+  private endpoints: DocStore<EndpointDoc>;
   /** Endpoint id → upgrade messages received. */
   readonly received = new Map<string, number>();
 
   constructor(ctx: StoreContext, private readonly orgIds: string[]) {
+    this.messages = new DocStore<CommandMessageDoc>(ctx, 'command-messages', 'command message');
+    this.endpoints = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint');
+  }
+
+  /** Goes on through another instance's store client (the first one's instance was closed). */
+  rebind(ctx: StoreContext): void {
     this.messages = new DocStore<CommandMessageDoc>(ctx, 'command-messages', 'command message');
     this.endpoints = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint');
   }

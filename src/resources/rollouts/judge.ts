@@ -22,9 +22,9 @@ export function sameVersion(a: string | undefined, b: string): boolean {
 }
 
 /**
- * One endpoint of a ring at `now`: healthy when it reports the target version and has been
- * seen alive since its command was sent (the version report is itself a sign of life) and is
- * not disconnected; upgraded when it reports the version but is not alive; failed when its
+ * One endpoint of a ring at `now`: healthy when it reports the target version and is alive
+ * (neither disconnected nor silent past its presence timeout); upgraded when it reports the
+ * version but is no longer alive; failed when its
  * command failed, or when it was online at the ring's start and has not reported the version
  * within `withinSeconds` of its command; otherwise pending (`pending-away` for one held by its
  * window or offline when its ring started: never failed for being away).
@@ -38,9 +38,9 @@ export function outcomeOf(
 ): TargetOutcome {
   if (!agent || agent.deleted) return 'gone';
   if (sameVersion(agent.clientVersion, t.toVersion)) {
-    const sentAt = t.sentAt ? Date.parse(t.sentAt) : 0;
-    const seen = agent.lastSeen ? Date.parse(agent.lastSeen) : 0;
-    return seen >= sentAt && !NOT_ALIVE.has(agent.connectionStatus ?? '') ? 'healthy' : 'upgraded';
+    // The version report came from the new build and was itself a sign of life; presence (applied
+    // on read) then tells whether it is still alive: disconnected, or silent past its timeout, it is not.
+    return NOT_ALIVE.has(agent.connectionStatus ?? '') ? 'upgraded' : 'healthy';
   }
   if (t.state === 'HELD') return 'pending-away';
   if (command && FAILED_COMMAND.includes(command)) return 'failed';

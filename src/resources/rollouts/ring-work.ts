@@ -138,11 +138,12 @@ export class RingWork {
           orgId: t.orgId,
           message: { module: 'cmd', name: 'upgrade', payload: { version: t.toVersion, rolloutId: d.id } },
         }));
+      // Taken before the commands exist: an agent that answers at once is seen after it.
+      const sentAt = new Date().toISOString();
       if (items.length > 0) {
         this.stats.storeRequests++;
         this.stats.commandsCreated += (await this.deps.commands.enqueueMany(items, d.createdBy)).length;
       }
-      const sentAt = new Date().toISOString();
       if (due.length > 0) {
         this.stats.storeRequests++;
         await this.targets.updateMany(due.map((t) => ({ id: t.id, partial: { state: 'SENT', sentAt } })));
