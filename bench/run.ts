@@ -43,6 +43,7 @@ import { consoleBench, consoleTable, consoleTargets, type ConsoleResult } from '
 import { exportBench, exportTable, exportTargets, type ExportResult } from './export.js';
 import { orgCreateBench, orgCreateInTree, orgCreateTable, orgCreateTargets, type OrgCreateInTree, type OrgCreateResult } from './org-create.js';
 import { tracingBench, tracingTable, type TracingResult } from './tracing.js';
+import { runRolloutScenario } from './rollout.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
@@ -232,6 +233,12 @@ async function main(): Promise<void> {
     const node = await startLocalNode({ name: 'bench', port: 0, heap: '2g', log });
     esUrl = node.url;
     stopNode = () => node.stop();
+  }
+  // A scenario of its own (bench/rollout.ts): an in-process service against the same node.
+  if (only.includes('rollout')) {
+    await runRolloutScenario(args, esUrl, log);
+    await stopNode?.();
+    return;
   }
   const client = createClient(esUrl, 120_000, config.elasticsearchSecurity);
   const es = await esNode(client);
