@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import type { Api } from './http.js';
+import { waitFor } from './wait.js';
 import type { StoreContext } from '../../src/store/client.js';
 import { DocStore } from '../../src/store/doc-store.js';
 import type { CommandMessageDoc } from '../../src/resources/commands/model.js';
@@ -53,6 +54,13 @@ export class SimulatedAgents {
     await each(ids, async (id) => {
       expect((await api.post(`/endpoint/${id}/connect`)).status).to.equal(204);
     });
+    // Connected as searches see it (a rollout's scan decides who was online when its ring started).
+    const seen = await waitFor(
+      () => api.post<{ totalCount: number }>('/endpoint/page-search', { criteria: { orgId, connectionStatuses: ['CONNECTED'] }, pageRequest: { size: 1 } }),
+      (r) => r.body.totalCount >= n,
+      10_000,
+    );
+    expect(seen.met, JSON.stringify(seen.value.body)).to.equal(true);
     return ids;
   }
 

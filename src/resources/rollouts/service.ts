@@ -185,7 +185,7 @@ export class RolloutService {
         const ring = d.rings[d.currentRing];
         next.rings = d.rings.map((r, i) => (i === d.currentRing && ring ? { ...r, state: 'SOAKING', sentAt: now } : r));
       }
-      return { hit: await this.store.replace(next, hit), changed: true, from: d.state, reason };
+      return { hit: await this.store.replace(next, hit, true), changed: true, from: d.state, reason };
     });
     if (out.changed && out.from) {
       const actor = { name: p.name, role: p.role, ...(p.tokenId ? { tokenId: p.tokenId } : {}), ...(requestId ? { requestId } : {}) };

@@ -29,9 +29,13 @@ export class RolloutStore {
     return this.docs.get(id);
   }
 
-  /** Full write conditional on `read` (WriteConflictError when anyone wrote since); not waited for visibility. */
-  replace(doc: RolloutDoc, read: { seqNo: number; primaryTerm: number }): Promise<StoredRollout> {
-    return this.docs.put(doc.id, doc, { refresh: false, if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+  /**
+   * Full write conditional on `read` (WriteConflictError when anyone wrote since). The driver's
+   * checkpoints are not waited for (readers of one rollout use realtime get; the page search shows
+   * them after the next refresh); an operator's move is (`visible`): the page search that follows shows it.
+   */
+  replace(doc: RolloutDoc, read: { seqNo: number; primaryTerm: number }, visible = false): Promise<StoredRollout> {
+    return this.docs.put(doc.id, doc, { ...(visible ? {} : { refresh: false as const }), if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
   }
 
   search(query: Query, page: PageQuery): Promise<SearchResult<RolloutDoc>> {
