@@ -1,0 +1,216 @@
+/**
+ * The model-based concurrency harness: two instances of the service on one store (the second
+ * talks to Elasticsearch through a lossy proxy), callers released in an order fast-check's
+ * scheduler picks, the proxy's faults in the same runs, and every history checked against a
+ * sequential model (linearize.ts). Seeds are printed; a failure replays with
+ * ECS_MODEL_SEED=<seed> ECS_MODEL_PATH=<path> (and mocha's --grep for the one property).
+ *
+ * Bounded (the default, in `npm test`): ECS_MODEL_RUNS runs per property (default 3).
+ * Soak (`npm run test:soak`, ECS_MODEL_SOAK=true): the same properties for ECS_SOAK_MINUTES in all
+ * (default 30), shared evenly, then a summary of runs per property.
+ */
+import fc from 'fast-check';
+import { expect } from 'chai';
+import { startTestApp, type TestApp } from '../app.js';
+import { testElasticsearch } from '../elasticsearch.js';
+import { startLossyProxy, type LossyProxy } from '../lossy-proxy.js';
+import type { Api, ApiResponse } from '../http.js';
+import { describeHistory, linearize, type Model, type Op } from './linearize.js';
+
+export interface ModelCluster {
+  /** Instance 0 talks to Elasticsearch directly, instance 1 through `proxy`. */
+  apps: [TestApp, TestApp];
+  proxy: LossyProxy;
+}
+
+let cluster: Promise<ModelCluster> | undefined;
+
+/** The two instances every model property shares (started by the first that asks, closed after the run). */
+export function modelCluster(): Promise<ModelCluster> {
+  cluster ??= (async () => {
+    const proxy = await startLossyProxy((await testElasticsearch()).url);
+    const a = await startTestApp();
+    const b = await startTestApp({}, { elasticsearchUrl: proxy.url });
+    return { apps: [a, b], proxy };
+  })();
+  return cluster;
+}
+
+const SOAK = process.env.ECS_MODEL_SOAK === 'true';
+const SOAK_MS = Number(process.env.ECS_SOAK_MINUTES ?? 30) * 60_000;
+const RUNS = Number(process.env.ECS_MODEL_RUNS ?? 3);
+const REPLAY_SEED = process.env.ECS_MODEL_SEED === undefined ? undefined : Number(process.env.ECS_MODEL_SEED);
+const REPLAY_PATH = process.env.ECS_MODEL_PATH;
+const properties: string[] = [];
+const summary = new Map<string, { runs: number; failures: number; seed: number }>();
+const soakStarted = Date.now();
+
+if (SOAK) console.log(`model soak: ${SOAK_MS / 60_000} minutes over every property${REPLAY_SEED !== undefined ? `, seed ${REPLAY_SEED}` : ''}`);
+
+after(async function () {
+  this.timeout(60_000);
+  if (summary.size > 0) {
+    const lines = [...summary].map(([name, s]) => `  ${name}: ${s.runs} runs, ${s.failures} failures (seed ${s.seed})`);
+    const failures = [...summary.values()].reduce((n, s) => n + s.failures, 0);
+    console.log(`model ${SOAK ? 'soak' : 'runs'}: ${Math.round((Date.now() - soakStarted) / 1000)} s, failures = ${failures}\n${lines.join('\n')}`);
+  }
+  const c = cluster;
+  cluster = undefined;
+  if (c) {
+    const { apps, proxy } = await c;
+    await Promise.all(apps.map((a) => a.close()));
+    await proxy.close();
+  }
+});
+
+/** A fault of the store proxy, armed for the next store request of one run that matches the operation's write. */
+export type Fault = 'none' | 'lose-answer' | 'send-twice';
+export const faults: fc.Arbitrary<Fault> = fc.constantFrom<Fault>('none', 'lose-answer', 'send-twice');
+
+const NEVER = /(?!)/;
+
+/** Arms `fault` for the next request matching `re` through the proxy. */
+export function arm(proxy: LossyProxy, fault: Fault, re: RegExp): void {
+  if (fault === 'lose-answer') proxy.loseAnswerOfNext(re);
+  if (fault === 'send-twice') proxy.resendNext(re);
+}
+
+function disarm(proxy: LossyProxy): void {
+  proxy.loseAnswerOfNext(NEVER);
+  proxy.resendNext(NEVER);
+}
+
+/**
+ * Registers one model property as a mocha test: `body` runs one generated case (throwing on a
+ * violation). Bounded: RUNS runs, no shrinking (a run costs real requests). Soak: as many runs
+ * as its share of ECS_SOAK_MINUTES allows.
+ */
+export function modelProperty<T>(name: string, arb: fc.Arbitrary<T>, body: (c: ModelCluster, s: fc.Scheduler, kase: T) => Promise<void>): void {
+  properties.push(name);
+  it(name, async function () {
+    const budgetMs = SOAK ? SOAK_MS / properties.length : 0;
+    this.timeout(SOAK ? budgetMs + 300_000 : 60_000 + RUNS * 30_000);
+    const c = await modelCluster();
+    const seed = REPLAY_SEED ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+    const stats = { runs: 0, failures: 0, seed };
+    summary.set(name, stats);
+    console.log(`    model "${name}": seed ${seed}${REPLAY_PATH ? ` path ${REPLAY_PATH}` : ''}, ${SOAK ? `${Math.round(budgetMs / 1000)} s` : `${RUNS} runs`}`);
+    const property = fc.asyncProperty(fc.scheduler(), arb, async (s, kase) => {
+      stats.runs++;
+      try {
+        await body(c, s, kase);
+      } catch (err) {
+        stats.failures++;
+        throw err;
+      } finally {
+        disarm(c.proxy);
+      }
+    });
+    const out = await fc.check(property, {
+      seed,
+      ...(REPLAY_PATH ? { path: REPLAY_PATH } : {}),
+      numRuns: SOAK ? 1_000_000 : RUNS,
+      endOnFailure: true,
+      ...(SOAK ? { plugins: [fc.interruptAfterTimeLimit(budgetMs)] } : {}),
+    });
+    if (out.failed) {
+      const replay = `ECS_MODEL_SEED=${out.seed} ECS_MODEL_PATH=${out.counterexamplePath ?? ''} npx mocha --grep ${JSON.stringify(name)} <file>`;
+      const cause = out.errorInstance instanceof Error ? (out.errorInstance.stack ?? out.errorInstance.message) : String(out.errorInstance);
+      throw new Error(`model "${name}" failed after ${out.numRuns} runs (seed ${out.seed}, path ${out.counterexamplePath})\nreplay: ${replay}\ncase: ${fc.stringify(out.counterexample)}\n${cause}`);
+    }
+  });
+}
+
+/** The answer a caller acts on: status and body (a shed request is sent again before). */
+export interface Answer {
+  status: number;
+  body: unknown;
+  replayed: boolean;
+}
+
+/** A request shed at the door was not run: any client may send it again after Retry-After. */
+function shedAtTheDoor(res: ApiResponse): boolean {
+  if (res.status !== 429 && res.status !== 503) return false;
+  const message = (res.body as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && /at capacity|too many concurrent/.test(message) && res.headers.get('retry-after') !== null;
+}
+
+/** True for an answer that says the store did not answer: the outcome is unknown. */
+export function outcomeUnknown(a: Answer): boolean {
+  return a.status === 503;
+}
+
+/**
+ * One run's history: every request a caller sends goes through `send`, which waits for the
+ * scheduler to release it (after the caller's jitter), stamps it on a logical clock, and refuses
+ * any 5xx but a 503 (never a 500).
+ */
+export class History<I> {
+  private tick = 0;
+  readonly ops: Op<I, Answer>[] = [];
+
+  constructor(private readonly s: fc.Scheduler) {}
+
+  /** Sends once when the scheduler says so; returns the answer (after resending what was shed). */
+  async send(label: string, jitterMs: number, request: () => Promise<ApiResponse>): Promise<Answer> {
+    await this.s.schedule(new Promise((r) => setTimeout(r, jitterMs)), label);
+    for (;;) {
+      const res = await request();
+      if (shedAtTheDoor(res)) {
+        await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after')) * 1000));
+        continue;
+      }
+      expect(res.status === 503 || res.status < 500, `${label}: ${res.status} ${res.text}`).to.equal(true);
+      return { status: res.status, body: res.body, replayed: res.headers.get('idempotent-replayed') === 'true' };
+    }
+  }
+
+  /** Sends one operation of the history (a repeat under the same Idempotency-Key is sent through `repeat`). */
+  async op(caller: number, input: I, label: string, jitterMs: number, request: () => Promise<ApiResponse>): Promise<Op<I, Answer>> {
+    const op: Op<I, Answer> = { caller, input, invokedAt: 0, answeredAt: 0 };
+    const answer = await this.send(label, jitterMs, () => {
+      op.invokedAt = ++this.tick;
+      return request();
+    });
+    op.answeredAt = ++this.tick;
+    op.answer = outcomeUnknown(answer) ? undefined : answer;
+    this.ops.push(op);
+    return op;
+  }
+
+  /**
+   * The caller repeats `op` with its Idempotency-Key: a known first outcome must come back as it
+   * was (marked replayed); an unknown one becomes the repeat's answer.
+   */
+  async repeat(op: Op<I, Answer>, label: string, request: () => Promise<ApiResponse>): Promise<void> {
+    const again = await this.send(label, 0, request);
+    if (op.answer !== undefined) {
+      expect({ status: again.status, body: again.body }, `${label}: a repeat answers the first outcome`).to.deep.equal({ status: op.answer.status, body: op.answer.body });
+      expect(again.replayed, `${label}: marked replayed`).to.equal(true);
+      return;
+    }
+    op.answeredAt = ++this.tick;
+    op.answer = outcomeUnknown(again) ? undefined : again;
+  }
+
+  /** Runs the callers to their end under the scheduler. */
+  async all(callers: Promise<unknown>[]): Promise<void> {
+    await this.s.waitFor(Promise.all(callers));
+  }
+
+  /** Asserts one linearization explains every answer and ends in a state `finalOk` accepts; returns its end state. */
+  check<S>(model: Model<S, I, Answer>, initial: S, finalOk: (s: S) => boolean, finalSeen: unknown): S {
+    const found = linearize(model, initial, this.ops, finalOk);
+    if (!found) {
+      const shown = describeHistory(this.ops, (a) => `${a.status} ${JSON.stringify(a.body).slice(0, 200)}`);
+      throw new Error(`no sequential order of the model explains this history and the final state ${JSON.stringify(finalSeen)}:\n${shown}`);
+    }
+    return found.state;
+  }
+}
+
+/** A client of instance `i` with `token` (the system token when omitted). */
+export function client(c: ModelCluster, i: number, token?: string): Api {
+  const app = c.apps[i % 2];
+  return token === undefined ? app.admin : app.world.as(token);
+}
