@@ -7,12 +7,11 @@
  * applied: no lost update.
  */
 import fc from 'fast-check';
-import type { Fault } from './run.js';
 import { expect } from 'chai';
 import { uid } from '../app.js';
 import type { Api, ApiResponse } from '../http.js';
 import type { Model } from './linearize.js';
-import { arm, client, History, modelCluster, modelProperty, type Answer, type ModelCluster } from './run.js';
+import { arm, client, conditionalFaults, History, modelCluster, modelProperty, type Answer, type ModelCluster } from './run.js';
 
 type Rec = Record<string, unknown>;
 
@@ -76,14 +75,6 @@ interface Caller {
   retry: boolean;
 }
 
-/**
- * The store faults the replaces run with. A write Elasticsearch sends twice is left out unless
- * ECS_MODEL_RESEND_REPLACES=true: a conditional replace whose re-send meets itself is answered 409
- * although it landed (only command moves recognise their own write), a known gap the model finds
- * at once when it is included.
- */
-const REPLACE_FAULTS: readonly Fault[] = process.env.ECS_MODEL_RESEND_REPLACES === 'true' ? ['none', 'lose-answer', 'send-twice'] : ['none', 'lose-answer'];
-
 /** Registers the model property of one versioned replace. */
 export function registerProperty(r: Register): void {
   const caller = fc.record({
@@ -93,7 +84,7 @@ export function registerProperty(r: Register): void {
     fresh: fc.boolean(),
     retry: fc.boolean(),
   });
-  const kase = fc.record({ callers: fc.array(caller, { minLength: 2, maxLength: 5 }), fault: fc.constantFrom<Fault>(...REPLACE_FAULTS) });
+  const kase = fc.record({ callers: fc.array(caller, { minLength: 2, maxLength: 5 }), fault: conditionalFaults });
   let org: string | undefined;
   modelProperty(`${r.name}: concurrent replaces through two instances match the versioned-register model`, kase, async (c, s, k) => {
     org ??= await (await modelCluster()).apps[0].world.org(undefined, uid('model-org'));
