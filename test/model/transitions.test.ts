@@ -12,7 +12,8 @@ import { uid } from '../helpers/app.js';
 import type { Model } from '../helpers/model/linearize.js';
 import { arm, client, conditionalFaults, faults, History, modelCluster, modelProperty, type Answer } from '../helpers/model/run.js';
 import { LICENSE_STATES, LICENSE_TRANSITIONS, type LicenseState } from '../../src/resources/licenses/model.js';
-import { COMMAND_MESSAGE_STATUSES, COMMAND_MESSAGE_TRANSITIONS, type CommandMessageStatus } from '../../src/resources/commands/status.js';
+import { COMMAND_MESSAGE_STATUSES, COMMAND_MESSAGE_TRANSITIONS } from '../../src/resources/commands/status.js';
+import type { CommandMessageStatus } from '../../src/resources/commands/model.js';
 
 interface Machine {
   at: string;
