@@ -2,8 +2,11 @@
  * The model-based concurrency harness: two instances of the service on one store (the second
  * talks to Elasticsearch through a lossy proxy), callers released in an order fast-check's
  * scheduler picks, the proxy's faults in the same runs, and every history checked against a
- * sequential model (linearize.ts). Seeds are printed; a failure replays with
- * ECS_MODEL_SEED=<seed> ECS_MODEL_PATH=<path> (and mocha's --grep for the one property).
+ * sequential model (linearize.ts). One base seed per run of the suite (printed; ECS_MODEL_SEED
+ * sets it) gives each property its own seed, derived from the base and the property's name; a
+ * failure prints both and replays with ECS_MODEL_SEED=<base> ECS_MODEL_PATH=<path> and mocha's
+ * --grep for the one property. The scheduler fixes the order in which requests are released and
+ * the cases (callers, values, faults); the service's own timing stays real.
  *
  * Bounded (the default, in `npm test`): ECS_MODEL_RUNS runs per property (default 3).
  * Soak (`npm run test:soak`, ECS_MODEL_SOAK=true): the same properties for ECS_SOAK_MINUTES in all
@@ -39,18 +42,45 @@ export function modelCluster(): Promise<ModelCluster> {
 const SOAK = process.env.ECS_MODEL_SOAK === 'true';
 const SOAK_MS = Number(process.env.ECS_SOAK_MINUTES ?? 30) * 60_000;
 const RUNS = Number(process.env.ECS_MODEL_RUNS ?? 3);
-const REPLAY_SEED = process.env.ECS_MODEL_SEED === undefined ? undefined : Number(process.env.ECS_MODEL_SEED);
+const BASE_SEED = process.env.ECS_MODEL_SEED === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.ECS_MODEL_SEED);
 const REPLAY_PATH = process.env.ECS_MODEL_PATH;
+/** Prints every history checked (ECS_MODEL_VERBOSE=true), to see what a property exercises. */
+const VERBOSE = process.env.ECS_MODEL_VERBOSE === 'true';
 const properties: string[] = [];
-const summary = new Map<string, { runs: number; failures: number; seed: number }>();
+interface Stats {
+  runs: number;
+  failures: number;
+  seed: number;
+  /** Answers by status over every run (a property whose answers never vary proves little). */
+  statuses: Record<string, number>;
+  /** Store faults that met a request: answers lost, writes sent twice. */
+  lost: number;
+  sentTwice: number;
+}
+const summary = new Map<string, Stats>();
+/** The stats of the property running now (answers are tallied into them). */
+let tally: Stats | undefined;
 const soakStarted = Date.now();
 
-if (SOAK) console.log(`model soak: ${SOAK_MS / 60_000} minutes over every property${REPLAY_SEED !== undefined ? `, seed ${REPLAY_SEED}` : ''}`);
+console.log(`model properties: base seed ${BASE_SEED} (ECS_MODEL_SEED=${BASE_SEED} replays)${SOAK ? `, soak of ${SOAK_MS / 60_000} minutes over every property` : `, ${RUNS} runs each`}`);
+
+/** The property's own seed: the base seed mixed with its name (FNV-1a). */
+function seedOf(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return (BASE_SEED ^ h) | 0;
+}
 
 after(async function () {
   this.timeout(60_000);
   if (summary.size > 0) {
-    const lines = [...summary].map(([name, s]) => `  ${name}: ${s.runs} runs, ${s.failures} failures (seed ${s.seed})`);
+    const lines = [...summary].map(
+      ([name, s]) =>
+        `  ${name}: ${s.runs} runs, ${s.failures} failures (seed ${s.seed}); answers ${Object.entries(s.statuses)
+          .sort()
+          .map(([k, n]) => `${k}×${n}`)
+          .join(' ')}; faults met: ${s.lost} answers lost, ${s.sentTwice} writes sent twice`,
+    );
     const failures = [...summary.values()].reduce((n, s) => n + s.failures, 0);
     console.log(`model ${SOAK ? 'soak' : 'runs'}: ${Math.round((Date.now() - soakStarted) / 1000)} s, failures = ${failures}\n${lines.join('\n')}`);
   }
@@ -101,12 +131,14 @@ export function modelProperty<T>(name: string, arb: fc.Arbitrary<T>, body: (c: M
     const budgetMs = SOAK ? SOAK_MS / properties.length : 0;
     this.timeout(SOAK ? budgetMs + 300_000 : 60_000 + RUNS * 30_000);
     const c = await modelCluster();
-    const seed = REPLAY_SEED ?? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
-    const stats = { runs: 0, failures: 0, seed };
+    const seed = seedOf(name);
+    const stats: Stats = { runs: 0, failures: 0, seed, statuses: {}, lost: 0, sentTwice: 0 };
     summary.set(name, stats);
+    tally = stats;
     console.log(`    model "${name}": seed ${seed}${REPLAY_PATH ? ` path ${REPLAY_PATH}` : ''}, ${SOAK ? `${Math.round(budgetMs / 1000)} s` : `${RUNS} runs`}`);
     const property = fc.asyncProperty(fc.scheduler(), arb, async (s, kase) => {
       stats.runs++;
+      const [lost, sentTwice] = [c.proxy.lost, c.proxy.resent.length];
       try {
         await body(c, s, kase);
       } catch (err) {
@@ -114,6 +146,8 @@ export function modelProperty<T>(name: string, arb: fc.Arbitrary<T>, body: (c: M
         throw err;
       } finally {
         disarm(c.proxy);
+        stats.lost += c.proxy.lost - lost;
+        stats.sentTwice += c.proxy.resent.length - sentTwice;
       }
     });
     const out = await fc.check(property, {
@@ -124,9 +158,9 @@ export function modelProperty<T>(name: string, arb: fc.Arbitrary<T>, body: (c: M
       ...(SOAK ? { plugins: [fc.interruptAfterTimeLimit(budgetMs)] } : {}),
     });
     if (out.failed) {
-      const replay = `ECS_MODEL_SEED=${out.seed} ECS_MODEL_PATH=${out.counterexamplePath ?? ''} npx mocha --grep ${JSON.stringify(name)} <file>`;
+      const replay = `ECS_MODEL_SEED=${BASE_SEED} ECS_MODEL_PATH=${out.counterexamplePath ?? ''} npx mocha --grep ${JSON.stringify(name)} <file>`;
       const cause = out.errorInstance instanceof Error ? (out.errorInstance.stack ?? out.errorInstance.message) : String(out.errorInstance);
-      throw new Error(`model "${name}" failed after ${out.numRuns} runs (seed ${out.seed}, path ${out.counterexamplePath})\nreplay: ${replay}\ncase: ${fc.stringify(out.counterexample)}\n${cause}`);
+      throw new Error(`model "${name}" failed after ${out.numRuns} runs (base seed ${BASE_SEED}, property seed ${out.seed}, path ${out.counterexamplePath})\nreplay: ${replay}\ncase: ${fc.stringify(out.counterexample)}\n${cause}`);
     }
   });
 }
@@ -171,6 +205,7 @@ export class History<I> {
         continue;
       }
       expect(res.status === 503 || res.status < 500, `${label}: ${res.status} ${res.text}`).to.equal(true);
+      if (tally) tally.statuses[res.status] = (tally.statuses[res.status] ?? 0) + 1;
       return { status: res.status, body: res.body, replayed: res.headers.get('idempotent-replayed') === 'true' };
     }
   }
@@ -211,6 +246,7 @@ export class History<I> {
   /** Asserts one linearization explains every answer and ends in a state `finalOk` accepts; returns its end state. */
   check<S>(model: Model<S, I, Answer>, initial: S, finalOk: (s: S) => boolean, finalSeen: unknown): S {
     const found = linearize(model, initial, this.ops, finalOk);
+    if (VERBOSE) console.log(`history:\n${describeHistory(this.ops, (a) => `${a.status}`)}\nfinal: ${JSON.stringify(finalSeen)}`);
     if (!found) {
       const shown = describeHistory(this.ops, (a) => `${a.status} ${JSON.stringify(a.body).slice(0, 200)}`);
       throw new Error(`no sequential order of the model explains this history and the final state ${JSON.stringify(finalSeen)}:\n${shown}`);
