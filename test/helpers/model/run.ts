@@ -5,13 +5,14 @@
  * sequential model (linearize.ts). One base seed per run of the suite (printed; ECS_MODEL_SEED
  * sets it) gives each property its own seed, derived from the base and the property's name; a
  * failure prints both and replays with ECS_MODEL_SEED=<base> ECS_MODEL_PATH=<path> and mocha's
- * --grep for the one property. The scheduler fixes the order in which requests are released and
+ * --fgrep for the one property. The scheduler fixes the order in which requests are released and
  * the cases (callers, values, faults); the service's own timing stays real.
  *
  * Bounded (the default, in `npm test`): ECS_MODEL_RUNS runs per property (default 5).
  * Soak (`npm run test:soak`, ECS_MODEL_SOAK=true): the same properties for ECS_SOAK_MINUTES in all
  * (default 30), shared evenly, then a summary of runs per property.
  */
+import path from 'node:path';
 import fc from 'fast-check';
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../app.js';
@@ -122,8 +123,8 @@ function disarm(proxy: LossyProxy): void {
 
 /**
  * Registers one model property as a mocha test: `body` runs one generated case (throwing on a
- * violation). Bounded: RUNS runs, no shrinking (a run costs real requests). Soak: as many runs
- * as its share of ECS_SOAK_MINUTES allows.
+ * violation). Bounded: RUNS runs, no shrinking (a run costs real requests). Soak: batches of
+ * RUNS runs for its share of ECS_SOAK_MINUTES. ECS_MODEL_PATH is `<batch>:<fast-check path>`.
  */
 export function modelProperty<T>(name: string, arb: fc.Arbitrary<T>, body: (c: ModelCluster, s: fc.Scheduler, kase: T) => Promise<void>): void {
   properties.push(name);
@@ -150,17 +151,28 @@ export function modelProperty<T>(name: string, arb: fc.Arbitrary<T>, body: (c: M
         stats.sentTwice += c.proxy.resent.length - sentTwice;
       }
     });
-    const out = await fc.check(property, {
-      seed,
-      ...(REPLAY_PATH ? { path: REPLAY_PATH } : {}),
-      numRuns: SOAK ? 1_000_000 : RUNS,
-      endOnFailure: true,
-      ...(SOAK ? { plugins: [fc.interruptAfterTimeLimit(budgetMs)] } : {}),
-    });
-    if (out.failed) {
-      const replay = `ECS_MODEL_SEED=${BASE_SEED} ECS_MODEL_PATH=${out.counterexamplePath ?? ''} npx mocha --grep ${JSON.stringify(name)} <file>`;
-      const cause = out.errorInstance instanceof Error ? (out.errorInstance.stack ?? out.errorInstance.message) : String(out.errorInstance);
-      throw new Error(`model "${name}" failed after ${out.numRuns} runs (base seed ${BASE_SEED}, property seed ${out.seed}, path ${out.counterexamplePath})\nreplay: ${replay}\ncase: ${fc.stringify(out.counterexample)}\n${cause}`);
+    // Batches of RUNS runs, each from its own seed (the property's plus the batch number), until
+    // the budget is spent: a run is never abandoned half-way (its requests would land in the next).
+    const deadline = Date.now() + budgetMs;
+    const replay = REPLAY_PATH?.match(/^(\d+):(.*)$/);
+    for (let batch = replay ? Number(replay[1]) : 0; ; batch++) {
+      const out = await fc.check(property, {
+        seed: (seed + batch) | 0,
+        ...(replay ? { path: replay[2] } : {}),
+        numRuns: RUNS,
+        endOnFailure: true,
+      });
+      if (out.failed) {
+        const at = `${batch}:${out.counterexamplePath ?? ''}`;
+        const file = path.relative(process.cwd(), this.test?.file ?? 'test/model');
+        const cause = out.errorInstance instanceof Error ? (out.errorInstance.stack ?? out.errorInstance.message) : String(out.errorInstance);
+        throw new Error(
+          `model "${name}" failed (base seed ${BASE_SEED}, property seed ${out.seed}, path ${at})\n` +
+            `replay: ECS_MODEL_SEED=${BASE_SEED} ECS_MODEL_PATH=${at} npx mocha --fgrep ${JSON.stringify(name)} ${file}\n` +
+            `case: ${fc.stringify(out.counterexample)}\n${cause}`,
+        );
+      }
+      if (replay || Date.now() >= deadline) break;
     }
   });
 }
