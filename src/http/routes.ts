@@ -31,7 +31,8 @@ export interface HandlerInput<P, Q, B> {
   path: string;
   /**
    * Set on an `idempotent` operation called with an Idempotency-Key: the id its created record
-   * must take (derived from the key; src/http/idempotency.ts). Undefined: the service draws one.
+   * (or its move, for a status move) must take (derived from the key; src/http/idempotency.ts).
+   * Undefined: the service draws one.
    */
   createdId?: string;
   /** The first of `types` the request's Accept header admits (false: none). */
@@ -71,9 +72,10 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   /** True for operations beyond the spec (admin, reads a gateway needs). */
   extension?: boolean;
   /**
-   * A create whose record id the server generates: accepts an Idempotency-Key (extension) and
-   * passes `createdId` to its handler, which must create the record under that id and answer
-   * the existing record when that id already exists (src/http/idempotency.ts).
+   * Accepts an Idempotency-Key (extension) and passes `createdId` to its handler: a create makes
+   * its record under that id and answers the existing record when that id already exists; a
+   * status move stores it as the move's id and answers a move holding it as landed
+   * (src/http/idempotency.ts).
    */
   idempotent?: boolean;
   /**

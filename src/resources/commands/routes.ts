@@ -207,10 +207,12 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
           .valid(...COMMAND_MESSAGE_STATUSES)
           .required(),
       }),
+      // A repeat with the same Idempotency-Key gets the first outcome; the key names the move (moveId).
+      idempotent: true,
       body: statusPatch,
       responses: { 200: { description: 'OK', schema: endpointCommandMessage } },
-      handler: async ({ params, body, access }) =>
-        ok(await svc.moveStatus(params.id, params.status, body?.version, access, body?.failureReason)),
+      handler: async ({ params, body, access, createdId }) =>
+        ok(await svc.moveStatus(params.id, params.status, body?.version, access, body?.failureReason, createdId)),
     }),
     route<{ uuid: string }>({
       operationId: 'getEndpointCommandMessageDelivery',
