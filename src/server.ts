@@ -8,7 +8,7 @@ import type { Logger } from './log.js';
 import { createApp, type AppHandle } from './app.js';
 import { discoverIdentityProvider, type IdentityProvider } from './http/sso.js';
 import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext, type StoreSecurity } from './store/client.js';
-import { ensureIndices } from './store/indices.js';
+import { ensureIndices } from './store/index-setup.js';
 import { SchemaKeeper } from './store/schema.js';
 import { onIndicesReady } from './resources/index.js';
 import { assertStartableConfig, warnOpenOperations } from './start-checks.js';

@@ -6,7 +6,9 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
-import { admits, ANONYMOUS, callerKey, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal } from './auth.js';
+import { admits, ANONYMOUS, callerKey, type Principal } from '../access/principal.js';
+import { TOKEN_HEADER, type Authenticator } from './auth.js';
+import type { OrgTree } from '../access/access.js';
 import { sessionOf, sessionSecretOf } from './sso.js';
 import type { SessionService } from '../resources/sessions/service.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';

@@ -28,7 +28,8 @@
 import type { estypes } from '@elastic/elasticsearch';
 import type { StoreContext } from './client.js';
 import { aliasName } from './client.js';
-import { concreteIndexName, loadTemplates, putTemplate } from './indices.js';
+import { concreteIndexName, loadTemplates } from './indices.js';
+import { putTemplate } from './put-template.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { esErrorType } from './errors.js';
 import { pitPages } from './pit.js';

@@ -5,7 +5,7 @@ import { PitSearch } from '../../store/scan.js';
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import { BadRequestError } from '../../errors.js';
-import { MAX_AGGREGATION_BUCKETS } from '../../http/limits.js';
+import { MAX_AGGREGATION_BUCKETS } from '../../domain.js';
 import { compositeAll, compositeChunk, type TermCount } from '../../store/aggregations.js';
 import type { EndpointDoc, EndpointRecord, PresenceView } from './model.js';
 import { Batcher, type BatcherOptions, type ItemOutcome } from '../../store/batcher.js';

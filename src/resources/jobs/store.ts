@@ -9,7 +9,7 @@ import { DocStore, type Query, type SearchResult, type Stored } from '../../stor
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { UserKey } from '../../domain.js';
-import type { Grant, Person } from '../../http/auth.js';
+import type { Grant, Person } from '../../access/principal.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';
 
 export const JOB_STATES = ['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] as const;

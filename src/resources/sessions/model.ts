@@ -3,7 +3,7 @@
  * docs/adr/0071-login-sessions-in-the-store.md). The browser holds only an opaque random
  * secret in a cookie; the store holds the session under the secret's SHA-256.
  */
-import type { Grant } from '../../http/auth.js';
+import type { Grant } from '../../access/principal.js';
 
 export interface SessionDoc {
   subject: string;

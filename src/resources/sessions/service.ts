@@ -10,8 +10,9 @@
  */
 import crypto from 'node:crypto';
 import { NotFoundError, UnauthorizedError } from '../../errors.js';
-import { hashToken, type Grant, type Principal } from '../../http/auth.js';
-import { csrfTokenFor } from '../../http/csrf.js';
+import { hashToken } from '../../access/tokens.js';
+import type { Grant, Principal } from '../../access/principal.js';
+import { csrfTokenFor } from '../../access/tokens.js';
 import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
