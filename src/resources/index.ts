@@ -81,6 +81,7 @@ import { SessionService } from './sessions/service.js';
 import type { SessionRechecker } from './sessions/model.js';
 
 import type { BaseDeps } from './deps.js';
+import { ORG_SCOPED_INDICES } from './org-scoped.js';
 import type { StoreContext } from '../store/client.js';
 
 export interface Services {
@@ -141,7 +142,7 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   const moves = new OrgMoveStore(base);
   const orgs = new OrganizationService(new OrganizationStore(base), config.orgCacheSeconds, feed, moves);
   // Every store below stamps the ancestry of org-scoped records from this tree (docs/adr/0085).
-  const store = { ...base, ancestry: orgs };
+  const store = { ...base, ancestry: orgs, orgScoped: ORG_SCOPED_INDICES };
   orgs.moveTask = new OrgMoveTask(
     store,
     moves,

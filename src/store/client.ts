@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, ClusterConnectionPool, SniffingTransport, errors } from '@elastic/elasticsearch';
-import type { OrgAncestry } from './org-path.js';
+import type { OrgAncestry, OrgPathFields } from './org-path.js';
 import type { IndexLayout, StoreSecurity } from '../config.js';
 
 export type { IndexLayout, StoreSecurity };
@@ -29,6 +29,12 @@ export interface StoreContext {
    * (src/store/org-path.ts). Unset: writes carry no ancestry (tools that copy stored documents).
    */
   ancestry?: OrgAncestry;
+  /**
+   * The org-scoped indices by logical name and where their records keep the organization, as
+   * their stores declare it (collected by the composition root): what a reindex and the ancestry
+   * rewrites stamp. Unset: none (a context without `ancestry` stamps nothing anyway).
+   */
+  orgScoped?: Readonly<Record<string, OrgPathFields>>;
 }
 
 
