@@ -24,7 +24,7 @@ import autocannon from 'autocannon';
 import type { Client } from '@elastic/elasticsearch';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { createServices } from '../src/resources/index.js';
+import { createServices } from '../src/container.js';
 import { ensureIndices } from '../src/store/index-setup.js';
 import { aliasName, createClient, type StoreContext } from '../src/store/client.js';
 import { startLocalNode } from '../src/dev/local-elasticsearch.js';

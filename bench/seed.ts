@@ -6,7 +6,7 @@
  * `--reuse` can skip seeding.
  */
 import crypto from 'node:crypto';
-import type { Services } from '../src/resources/index.js';
+import type { Services } from '../src/container.js';
 import type { StoreContext } from '../src/store/client.js';
 import { DocStore } from '../src/store/doc-store.js';
 import type { OrganizationDoc } from '../src/resources/organizations/store.js';

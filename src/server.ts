@@ -10,7 +10,7 @@ import { discoverIdentityProvider, type IdentityProvider } from './http/sso.js';
 import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext, type StoreSecurity } from './store/client.js';
 import { ensureIndices } from './store/index-setup.js';
 import { SchemaKeeper } from './store/schema.js';
-import { onIndicesReady } from './resources/index.js';
+import { onIndicesReady } from './container.js';
 import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
 import { startTracing, type Tracing } from './tracing.js';
 import { SERVICE_VERSION } from './version.js';

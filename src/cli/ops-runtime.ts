@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../log.js';
 import { Access } from '../access/access.js';
 import { createClient, storeAccessFailure, type StoreContext } from '../store/client.js';
 import { ensureIndices } from '../store/index-setup.js';
-import { createServices, type Services } from '../resources/index.js';
+import { createServices, type Services } from '../container.js';
 import { startLocalNode, type LocalNode } from '../dev/local-elasticsearch.js';
 import type { ProgressStream } from './progress.js';
 

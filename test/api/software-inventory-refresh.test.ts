@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { RUN_PREFIX, useTenants } from '../helpers/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { createServices, type Services } from '../../src/resources/index.js';
+import { createServices, type Services } from '../../src/container.js';
 import { Access } from '../../src/access/access.js';
 
 /**
