@@ -10,7 +10,7 @@
  */
 
 const LEAVES =
-  '^src/(errors|domain|config|config-tracing|lanes|log|trace-context|validation|periodic|version)[.]ts$';
+  '^src/(errors|domain|config|config-tracing|lanes|lifecycle|log|trace-context|validation|periodic|version)[.]ts$';
 const TOP = '^src/(main|server|app|container|start-checks|tracing|runtime)[.]ts$|^src/(cli|dev)/';
 const HTTP = '^src/http/';
 const RESOURCES = '^src/(resources|migration)/';

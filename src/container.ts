@@ -7,6 +7,7 @@
 import os from 'node:os';
 import crypto from 'node:crypto';
 import type { Logger } from './log.js';
+import { taskOf, type Task } from './lifecycle.js';
 import { Authenticator } from './http/auth.js';
 import type { RouteSpec } from './http/routes.js';
 import { ChangeFeedStore } from './store/change-feed.js';
@@ -245,6 +246,27 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...jobRoutes(s.jobs.service),
     ...auditRoutes(s.audit),
     ...presenceRoutes(s.endpoints),
+  ];
+}
+
+/**
+ * The background work of every instance, once the indices exist, in start order (stopped in
+ * reverse by the server's Lifecycle): organization moves (started on demand, stopped last), the
+ * change-feed poll (caches keep their time limits until then) and the retentions, the job
+ * runner, the ancestry stamping and the sweep of ended login sessions.
+ */
+export function backgroundTasks(s: Services): Task[] {
+  return [
+    // Moves start on demand and resume in onIndicesReady; stopping waits for the pass in flight.
+    { name: 'organization moves', start: () => undefined, stop: () => s.orgs.moveTask?.stop() },
+    taskOf('change feed poll', s.changeWatcher),
+    taskOf('change feed retention', s.changeRetention),
+    taskOf('heartbeat retention', s.heartbeatRetention),
+    taskOf('job runner', s.jobs.runner),
+    taskOf('job retention', s.jobs.retention),
+    taskOf('audit retention', s.auditRetention),
+    taskOf('ancestry stamping', s.ancestry),
+    { name: 'sweep of ended login sessions', start: () => s.sessions.startSweeping(), stop: () => s.sessions.stopSweeping() },
   ];
 }
 
