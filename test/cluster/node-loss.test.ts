@@ -17,7 +17,7 @@ import { Client } from '@elastic/elasticsearch';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { ensureIndices } from '../../src/store/indices.js';
+import { ensureIndices } from '../../src/store/index-setup.js';
 import { startLocalCluster, type ClusterNode, type LocalCluster } from '../../src/dev/local-cluster.js';
 import { RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import type { Api, ApiResponse } from '../helpers/http.js';

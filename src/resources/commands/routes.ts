@@ -1,6 +1,6 @@
 /** Spec 4.8 (commands and support) and 4.5's ioc and uninstall-protect: one command pipeline. */
 import Joi from 'joi';
-import { WRITERS, type Role } from '../../http/auth.js';
+import { WRITERS, type Role } from '../../access/principal.js';
 import { routeDefaults, created, emptyOk, ok, type RouteSpec } from '../../http/routes.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema } from '../../http/paging.js';
 import type { PageRequest } from '../../domain.js';

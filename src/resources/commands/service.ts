@@ -4,9 +4,9 @@
  * socket gateway to deliver; the gateway moves it through the status machine (status.ts).
  */
 import crypto from 'node:crypto';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';
