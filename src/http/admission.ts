@@ -18,11 +18,10 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
+import { LANES, type Lane } from '../lanes.js';
 import { AgentLatency, DEFAULT_AGENT_LATENCY, type AgentLatencyOptions, type Verdict } from './agent-latency.js';
 
-/** Lanes in priority order. */
-export const LANES = ['agent', 'admin', 'interactive', 'heavy'] as const;
-export type Lane = (typeof LANES)[number];
+export { LANES, type Lane };
 
 export interface LaneSettings {
   /** Floor: the lane always admits at least this many at once. */

@@ -22,7 +22,7 @@ import Joi from 'joi';
 import { AppError, BadRequestError } from '../errors.js';
 import { ok, type HandlerInput, type Reply, type RouteSpec } from './routes.js';
 import { RESULT_WINDOW, type PageRequest } from '../domain.js';
-import { callerKey } from './auth.js';
+import { callerKey } from '../access/principal.js';
 
 export interface DeepPagingOptions {
   /** Signs cursors; every instance behind one address must share it. */

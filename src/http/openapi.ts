@@ -322,7 +322,7 @@ const idempotencyKeyParameter: JsonSchema = {
   in: 'header',
   required: false,
   description:
-    'Extension: a repeat with the same key and request from the same token answers the first outcome and creates nothing more; ' +
+    'Extension: a repeat with the same key and request from the same token answers the first outcome and creates or moves nothing more; ' +
     'the same key with another request answers 409. Keys expire after ECS_IDEMPOTENCY_KEY_TTL_SECONDS (default 24 h).',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
   'x-extension': true,

@@ -27,9 +27,16 @@ import { BadRequestError, UnauthorizedError } from '../errors.js';
 import { grantsFromClaim } from './oidc-claims.js';
 import { csrfRefusal, CSRF_HEADER, signOutRefusal } from './csrf.js';
 import { ForbiddenError } from '../errors.js';
-import type { RequestRef, SessionAudit, SessionService, VerifiedSession } from '../resources/sessions/service.js';
-import { sessionEvent } from '../resources/sessions/service.js';
-import type { SessionDoc, SessionRecheck, SessionRechecker } from '../resources/sessions/model.js';
+import { sessionEvent } from '../resources/sessions/events.js';
+import type {
+  LoginSessions,
+  RequestRef,
+  SessionAudit,
+  SessionDoc,
+  SessionRecheck,
+  SessionRechecker,
+  VerifiedSession,
+} from '../resources/sessions/model.js';
 
 export const SESSION_COOKIE = 'ecs_session';
 const LOGIN_COOKIE = 'ecs_login';
@@ -199,7 +206,7 @@ interface PendingLogin {
 
 export interface SsoDeps {
   idp: IdentityProvider | undefined;
-  sessions: SessionService;
+  sessions: LoginSessions;
   audit: SessionAudit;
   /** The console offers the token field (ECS_CONSOLE_TOKEN_SIGNIN). */
   tokenSignIn: boolean;
@@ -225,7 +232,7 @@ export function sessionSecretOf(ctx: Koa.Context): string | undefined {
 export async function sessionOf(
   ctx: Koa.Context,
   secret: string,
-  sessions: SessionService,
+  sessions: LoginSessions,
   publicOrigin: string,
   rule: 'write' | 'sign-out' = 'write',
 ): Promise<VerifiedSession> {

@@ -8,8 +8,8 @@
  * later, started again on its data directory. Asserted: every write answered 2xx is read back;
  * every answer is 2xx, a 503 with Retry-After, or a 409 the operation declares, with the
  * section-7 body (never 500, nothing undeclared; a 409's outcome is read back too); no command
- * message is SENT without its delivery record (the writers repeat a move answered 503, as the
- * gateway does); readiness does not stay DOWN while two nodes of three serve, and both instances
+ * message is SENT without its delivery record (the writers repeat a move answered 503 under its
+ * Idempotency-Key, as the gateway does); readiness does not stay DOWN while two nodes of three serve, and both instances
  * are ready again within 60 s of the node's return, without a restart; the endpoints primary
  * moved. The figures are printed as `cluster results` (docs/reliability.md).
  */
@@ -17,7 +17,7 @@ import { Client } from '@elastic/elasticsearch';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { ensureIndices } from '../../src/store/indices.js';
+import { ensureIndices } from '../../src/store/index-setup.js';
 import { startLocalCluster, type ClusterNode, type LocalCluster } from '../../src/dev/local-cluster.js';
 import { RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import type { Api, ApiResponse } from '../helpers/http.js';
@@ -229,13 +229,13 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
             const { id, uuid } = msg.body as { id: string; uuid: string };
             acked.commands.set(id, 'CREATED');
             acked.uuids.set(id, uuid);
-            // The gateway repeats a move it got no answer for (503); a repeat completes the delivery
-            // record of a move that landed. A 409 ends it: the move is done (or another one won).
+            // The gateway repeats a move it got no answer for (503) under the same Idempotency-Key; a
+            // repeat completes the delivery record of a move that landed. A 409 ends it: another move won.
             let moved: ApiResponse | undefined;
             let status = 0;
             for (let n = 0; n < 20 && !moved; n++) {
               moved = await write('commandMove', async () => {
-                const res = await api.patch(`/command-message/${id}/status/SENT`);
+                const res = await api.patch(`/command-message/${id}/status/SENT`, undefined, { headers: { 'Idempotency-Key': `deliver-${id}` } });
                 status = res.status;
                 return res;
               });

@@ -1,5 +1,6 @@
 /** Bulk actions as jobs: extensions beyond the spec. */
-import { READERS, WRITERS, type Access } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
+import type { Access } from '../../access/access.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';
 import type { JobState } from './store.js';

@@ -3,9 +3,9 @@
  * itself is done by the JobRunner of whichever instance holds the job's lease (runner.ts).
  */
 import crypto from 'node:crypto';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest } from '../../domain.js';
 import type { Query } from '../../store/doc-store.js';

@@ -12,7 +12,7 @@
  * the one-term subtree queries over it (`subtreeQuery`); a move rewrites that ancestry in the
  * background (move-task.ts, docs/adr/0086) while reads compensate for it (docs/adr/0087).
  */
-import type { OrgTree, Access } from '../../http/auth.js';
+import type { OrgTree, Access } from '../../access/access.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import { readModifyWrite } from '../../store/optimistic.js';

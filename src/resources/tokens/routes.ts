@@ -1,6 +1,6 @@
 /** Admin operations on tokens (beyond the spec; system role only). */
 import Joi from 'joi';
-import { ROLES, SYSTEM_ONLY } from '../../http/auth.js';
+import { ROLES, SYSTEM_ONLY } from '../../access/principal.js';
 import { routeDefaults, created, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut, userKey } from '../../http/schemas.js';
 import type { TokenCreate, TokenService } from './service.js';
