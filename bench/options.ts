@@ -92,7 +92,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv): BenchOptio
     connections: 64,
     roundS: short ? 5 : 10,
     warmupS: short ? 2 : 3,
-    rounds: 2,
+    // At least three alternated rounds of each side, so a table can show their spread.
+    rounds: 3,
     prefix: env.BENCH_INDEX_PREFIX ?? `ecs-bench${size.slug}`,
     admin: `bench-${crypto.randomBytes(12).toString('hex')}`,
   };

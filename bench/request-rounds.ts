@@ -1,12 +1,14 @@
 /**
- * The request scenarios: each against the service and the same Elasticsearch requests issued
- * directly (the floor), alternating rounds, then p99 at 70 % of the service's best rate, then the
- * bare hop at both rates (bench/hop.ts), with memory and the counters that explain tail latency.
+ * The request scenarios: each against the service, the bare hop (bench/hop-server.ts) and the
+ * same Elasticsearch requests issued directly (the floor), their rounds alternating, then p99 at
+ * 70 % of the service's best rate for all three, with memory, the counters that explain tail
+ * latency, and how quiet the machine was (bench/quiet.ts: ratios taken beside other work are void).
  */
 import type autocannon from 'autocannon';
 import { runDirect, type RoundResult } from './direct.js';
 import { cannon, cannonHop, delta, esCounters, fromCannon, msPerRequest, serviceMemory, serviceMetrics } from './measure.js';
 import { cpuSeconds, sample, watchRss } from './proc.js';
+import { watchQuiet } from './quiet.js';
 import type { ScenarioResult, ServiceRound } from './report.js';
 import type { Scenario } from './scenarios.js';
 import { DISTRIBUTOR } from './seed.js';
@@ -41,12 +43,16 @@ async function measure(bench: Bench, stage: Stage, hop: ServiceProcess, sc: Scen
   const { svc, callers } = stage;
   const { connections, roundS, warmupS, rounds, noDirect } = opts;
   const shoot = (seconds: number, rate?: number) => cannon(svc.url, connections, callers, sc, seconds, rate);
+  const k = stage.every.indexOf(sc);
   const waited = await bench.settle();
+  const quiet = watchQuiet(esPid);
   log(`${sc.name}: Elasticsearch settled in ${waited.toFixed(0)} s; warm-up`);
   const warm = await shoot(warmupS);
   if (warm.firstError) log(`${sc.name}: warm-up error: ${warm.firstError}`);
   if (!noDirect) await runDirect(sc.direct, connections, warmupS);
+  await cannonHop(hop.url, connections, k, warmupS);
   const svcRounds: ServiceRound[] = [];
+  const hopRounds: HopRound[] = [];
   const directRounds: (RoundResult & { esCpuMsPerRequest?: number })[] = [];
   let at70: { res: autocannon.Result } | undefined;
   let at70Direct: RoundResult | undefined;
@@ -88,26 +94,18 @@ async function measure(bench: Bench, stage: Stage, hop: ServiceProcess, sc: Scen
       // The floor's tail at the same rate.
       if (!noDirect) at70Direct = await runDirect(sc.direct, connections, roundS, rate);
     }
+    // The hop's round right after the service's: both see the same state of the store.
+    hopRounds.push(await hopRound(hop, k, bench, roundS));
     if (noDirect) continue;
     const dBefore = cpuSeconds(esPid);
     const d = await runDirect(sc.direct, connections, roundS);
     directRounds.push({ ...d, esCpuMsPerRequest: msPerRequest(dBefore, cpuSeconds(esPid), d.requests) });
   }
-  // The bare hop: warm-up, then one round, measured like the service's.
-  const k = stage.every.indexOf(sc);
-  await cannonHop(hop.url, connections, k, warmupS);
-  const hopBefore = sample(hop.pid);
-  const hopEsBefore = cpuSeconds(esPid);
-  const hopRes = fromCannon(await cannonHop(hop.url, connections, k, roundS));
-  const hopRound = {
-    ...hopRes,
-    cpuMsPerRequest: msPerRequest(hopBefore.cpuSeconds, sample(hop.pid).cpuSeconds, hopRes.requests),
-    esCpuMsPerRequest: msPerRequest(hopEsBefore, cpuSeconds(esPid), hopRes.requests),
-  };
   // The hop at the service's 70 % rate: splits the service's p99 there into the hop's and the service's own.
   const hopAt70 = fromCannon(await cannonHop(hop.url, connections, k, roundS, rate));
   const best = <T extends RoundResult>(rs: T[]): T => rs.reduce((a, b) => (b.rps > a.rps ? b : a));
   const s = best(svcRounds);
+  const hopBest = best(hopRounds);
   const d = directRounds.length > 0 ? best(directRounds) : { requests: 0, errors: 0, durationS: 0, rps: 0, p50: 0, p99: 0, max: 0 };
   const a = fromCannon((at70 as { res: autocannon.Result }).res);
   const res: ScenarioResult = {
@@ -117,20 +115,37 @@ async function measure(bench: Bench, stage: Stage, hop: ServiceProcess, sc: Scen
     directWork: sc.directWork,
     service: s,
     serviceRounds: svcRounds.map((x) => Math.round(x.rps)),
+    hopRounds: hopRounds.map((x) => Math.round(x.rps)),
     direct: d,
     directRounds: directRounds.map((x) => Math.round(x.rps)),
     ratio: d.requests > 0 ? s.rps / Math.max(1, d.rps) : 0,
     at70: { rate, rps: a.rps, p50: a.p50, p99: a.p99, errors: a.errors },
     at70Diagnostics,
     at70Direct: { rps: at70Direct?.rps ?? 0, p50: at70Direct?.p50 ?? 0, p99: at70Direct?.p99 ?? 0, errors: at70Direct?.errors ?? 0 },
-    hop: hopRound,
+    hop: hopBest,
+    quiet: quiet.stop(),
     at70Hop: { rps: hopAt70.rps, p50: hopAt70.p50, p99: hopAt70.p99, errors: hopAt70.errors },
   };
   log(
     `${sc.name}: service ${s.rps.toFixed(0)} rps p50 ${s.p50} p99 ${s.p99} ms (errors ${s.errors}${s.firstError ? `: ${s.firstError}` : ''}; ` +
       `${s.cpuMsPerRequest.toFixed(3)} ms CPU/req, ES ${s.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req; rss ${s.peakRssMb.toFixed(0)} MB) | ` +
       `direct ${d.rps.toFixed(0)} rps p50 ${d.p50.toFixed(1)} p99 ${d.p99.toFixed(1)} ms (ES ${d.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | ` +
-      `ratio ${res.ratio.toFixed(2)} | bare hop ${hopRound.rps.toFixed(0)} rps p99 ${hopRound.p99} ms (errors ${hopRound.errors}; ${hopRound.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopRound.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req) | at 70 % (${rate}/s) p99 ${a.p99} ms, hop ${hopAt70.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
+      `ratio ${res.ratio.toFixed(2)} | bare hop ${hopBest.rps.toFixed(0)} rps p99 ${hopBest.p99} ms (errors ${hopBest.errors}; ${hopBest.cpuMsPerRequest?.toFixed(3) ?? '?'} ms CPU/req, ES ${hopBest.esCpuMsPerRequest?.toFixed(3) ?? '?'} ms/req; rounds ${res.hopRounds?.join(', ')}; service rounds ${res.serviceRounds.join(', ')}) | at 70 % (${rate}/s) p99 ${a.p99} ms, hop ${hopAt70.p99} ms, direct ${res.at70Direct.p99.toFixed(1)} ms | memory ${JSON.stringify(res.memory)} | at 70 %: ${JSON.stringify(res.at70Diagnostics)}`,
   );
+  if (res.quiet?.void) log(`${sc.name}: VOID — other processes used ${res.quiet.othersCpuPercent} % of a core (${JSON.stringify(res.quiet.busiest)}); its ratios are a direction only`);
   return res;
+}
+
+type HopRound = RoundResult & { cpuMsPerRequest?: number; esCpuMsPerRequest?: number };
+
+/** One round of the bare hop, measured like the service's. */
+async function hopRound(hop: ServiceProcess, k: number, bench: Bench, roundS: number): Promise<HopRound> {
+  const before = sample(hop.pid);
+  const esBefore = cpuSeconds(bench.esPid);
+  const r = fromCannon(await cannonHop(hop.url, bench.opts.connections, k, roundS));
+  return {
+    ...r,
+    cpuMsPerRequest: msPerRequest(before.cpuSeconds, sample(hop.pid).cpuSeconds, r.requests),
+    esCpuMsPerRequest: msPerRequest(esBefore, cpuSeconds(bench.esPid), r.requests),
+  };
 }

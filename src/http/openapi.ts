@@ -350,8 +350,9 @@ function parameters(spec: RouteSpec, components: Components): JsonSchema[] {
   if (spec.query) {
     const q = toSchema(spec.query, components);
     const required = new Set((q.required as string[] | undefined) ?? []);
-    for (const [name, schema] of Object.entries((q.properties as Record<string, JsonSchema>) ?? {})) {
-      out.push({ name, in: 'query', required: required.has(name), schema });
+    for (const [name, { deprecated, ...schema }] of Object.entries((q.properties as Record<string, JsonSchema>) ?? {})) {
+      // `.meta({ deprecated: true })` deprecates the parameter, where client generators look for it.
+      out.push({ name, in: 'query', required: required.has(name), ...(deprecated === true ? { deprecated } : {}), schema });
     }
   }
   return out;

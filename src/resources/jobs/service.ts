@@ -40,7 +40,7 @@ export interface NewJob {
   allAgents: boolean;
 }
 
-/** What a job would act on now: POST /jobs?dryRun=true, and the count a created job's audit event keeps. */
+/** What a job would act on now: POST /jobs/dry-run, and the count a created job's audit event keeps. */
 export interface JobDryRun {
   matched: number;
   organizations: { orgId: string; count: number }[];
@@ -165,7 +165,7 @@ export class JobService {
     }
   }
 
-  /** POST /jobs?dryRun=true: what the job would act on now, by organization; nothing is created. */
+  /** POST /jobs/dry-run: what the job would act on now, by organization; nothing is created. */
   async dryRun(input: NewJob, access: Access): Promise<JobDryRun> {
     const p = access.principal;
     if (p.role !== 'system' && p.role !== 'admin') throw new ForbiddenError(`role ${p.role} may not create jobs`);

@@ -12,7 +12,11 @@ const tokenCreate = Joi.object({
     .valid(...ROLES)
     .required(),
   endpointId: id,
-  expiresAt: Joi.date().iso().greater('now'),
+  expiresAt: Joi.date()
+    .iso()
+    .greater('now')
+    .meta({ className: 'TokenExpiry' })
+    .description('When the token stops being accepted: an ISO 8601 date-time, or a date alone (its midnight UTC); in the future'),
 })
   .required()
   .label('TokenCreate').meta({ className: 'NewToken' });
