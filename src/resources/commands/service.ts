@@ -8,6 +8,7 @@ import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
+import { readModifyWrite } from '../../store/optimistic.js';
 import type { PageRequest } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
@@ -199,6 +200,12 @@ export class CommandService {
     reason?: string,
     moveId: string = crypto.randomUUID(),
   ): Promise<EndpointCommandMessage> {
+    // A rival's write between the read and the conditional write: the move is judged again from
+    // the state that write left (a sent version is then stale: 409), never answered 409 unjudged.
+    return readModifyWrite(() => this.moveOnce(id, requested, version, access, reason, moveId));
+  }
+
+  private async moveOnce(id: string, requested: CommandMessageStatus, version: SeqNoPrimaryTerm | undefined, access: Access, reason: string | undefined, moveId: string): Promise<EndpointCommandMessage> {
     const hit = await this.messages.get(id);
     if (!hit) throw new NotFoundError(`command message ${id} not found`);
     await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);
