@@ -89,7 +89,8 @@ export class DocStore<T extends object> {
     batching: DocStoreBatching = {},
   ) {
     this.index = aliasName(ctx.prefix, logicalIndex);
-    this.orgPath = batching.orgField ? orgPathFields(batching.orgField) : undefined;
+    // A store says its own org field; a DocStore made without one (seeding, tools) takes what the context declares for the index.
+    this.orgPath = batching.orgField ? orgPathFields(batching.orgField) : ctx.orgScoped?.[logicalIndex];
     if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), { name: `coalesced mget ${logicalIndex}`, ...batching.reads });
     if (batching.searches) {
       this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), { name: `coalesced msearch ${logicalIndex}`, ...batching.searches });
