@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- rollout [--endpoints N]`: a rollout over N endpoints (100,000 by default)
+ * `npm run bench -- rollout` (BENCH_ROLLOUT_ENDPOINTS=N): a rollout over N endpoints (100,000 by default)
  * of one organization, seeded through the store's bulk path, in three rings (1 %, 10 %, the
  * rest) with no soak, on an in-process service with a short poll. Agents are simulated below
  * the API: each pass reads every waiting upgrade, reports the versions in one bulk write and
@@ -142,14 +142,8 @@ export function rolloutTable(r: RolloutBenchResult): string {
   ].join('\n');
 }
 
-/** The bench's `rollout` scenario: `--endpoints N` (default 100,000); writes bench/results/<date>-rollout-<N>.json. */
-export async function runRolloutScenario(args: string[], esUrl: string, log: (line: string) => void): Promise<void> {
-  const at = args.indexOf('--endpoints');
-  const endpoints = at >= 0 ? Number(args[at + 1]) : 100_000;
-  const result = await rolloutBench({ esUrl, endpoints, log });
-  console.log(rolloutTable(result));
-  const { writeFileSync } = await import('node:fs');
-  const file = `bench/results/${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}-rollout-${endpoints}.json`;
-  writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-  log(`written ${file}`);
+/** Endpoints of the rollout scenario: BENCH_ROLLOUT_ENDPOINTS, else 10,000 with --quick and 100,000 otherwise. */
+export function rolloutEndpoints(quick: boolean, env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.BENCH_ROLLOUT_ENDPOINTS);
+  return Number.isInteger(n) && n > 0 ? n : quick ? 10_000 : 100_000;
 }

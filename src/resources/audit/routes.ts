@@ -1,6 +1,6 @@
 /** The audit trail's one operation (extension): a page search. Events are never updated or deleted through the API. */
 import Joi from 'joi';
-import { WRITERS } from '../../http/auth.js';
+import { WRITERS } from '../../access/principal.js';
 import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
 import { pageSchema, pagedCriteriaSchema } from '../../http/paging.js';
 import type { PageRequest } from '../../domain.js';
@@ -12,7 +12,8 @@ const instant = Joi.date()
   .iso()
   .min('1970-01-01T00:00:00.000Z')
   .max('9999-12-31T23:59:59.999Z')
-  .custom((v: Date) => v.toISOString());
+  .custom((v: Date) => v.toISOString())
+  .meta({ className: 'IsoDateTime' });
 
 const criteria = Joi.object<AuditSearchCriteria>({
   from: instant.description('events at or after this time'),

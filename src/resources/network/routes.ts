@@ -1,7 +1,7 @@
 /** Spec 4.9: network heartbeats and network hosts (plus a bulk discovery ingest and reads). */
 import net from 'node:net';
 import Joi from 'joi';
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
 import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, pagedCriteriaSchema } from '../../http/paging.js';
 import type { PageRequest } from '../../domain.js';
@@ -24,7 +24,8 @@ const instant = Joi.date()
   .iso()
   .min('1970-01-01T00:00:00.000Z')
   .max('9999-12-31T23:59:59.999Z')
-  .custom((v: Date) => v.toISOString());
+  .custom((v: Date) => v.toISOString())
+  .meta({ className: 'IsoDateTime' });
 const addressText = Joi.string().trim().max(256).allow('');
 
 /**
@@ -44,7 +45,8 @@ const ipAddress = Joi.string()
   .max(64)
   .ip({ version: ['ipv4', 'ipv6'], cidr: 'forbidden' })
   .custom((v: string, helpers) => (strictIp(v, false) ? v : helpers.error('ip.strict')))
-  .messages({ 'ip.strict': '{{#label}} must be an IPv4 or IPv6 address (no leading zeros, no zone id)' });
+  .messages({ 'ip.strict': '{{#label}} must be an IPv4 or IPv6 address (no leading zeros, no zone id)' })
+  .meta({ className: 'HostAddress' });
 const ipOrCidr = Joi.string()
   .max(64)
   .ip({ version: ['ipv4', 'ipv6'], cidr: 'optional' })

@@ -12,7 +12,7 @@
  * operator's pause, abort or rollback is a write to the same document: the driver checks it
  * (realtime) before each batch it sends, and its next checkpoint write conflicts.
  */
-import { Access, type OrgTree } from '../../http/auth.js';
+import { Access, type OrgTree } from '../../access/access.js';
 import { WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';

@@ -1,6 +1,6 @@
 /** Builds the rollouts resource: its stores, service and background driver. */
 import type { BaseDeps } from '../deps.js';
-import type { OrgTree } from '../../http/auth.js';
+import type { OrgTree } from '../../access/access.js';
 import type { AgentScan } from '../endpoints/agent-scan.js';
 import type { CommandBatch } from '../commands/batch.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';

@@ -8,6 +8,9 @@ export const DRIVEN_STATES: readonly RolloutState[] = ['RUNNING', 'ROLLING_BACK'
 /** States a rollout ends in. */
 export const FINAL_STATES: readonly RolloutState[] = ['ROLLED_BACK', 'COMPLETED', 'ABORTED'];
 
+/** The fields a page search of rollouts may sort by (API name → stored field). */
+export const ROLLOUT_SORT_FIELDS: Readonly<Record<string, string>> = { startedAt: 'startedAt', updatedAt: 'updatedAt', name: 'name', state: 'state' };
+
 export const RING_STATES = ['PENDING', 'UPGRADING', 'SOAKING', 'PASSED', 'FAILED'] as const;
 export type RingState = (typeof RING_STATES)[number];
 

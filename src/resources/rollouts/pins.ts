@@ -4,7 +4,7 @@
  * move to the target version, so agents that come later get it too. The pins they had are kept
  * in the rollout first, and a rollback restores them.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import type { PreviousPins, VersionByOs } from './model.js';
 
 /** The client-versions resource's service, as far as pins go. */

@@ -1,5 +1,5 @@
 /** Rollouts of an agent version in rings (extensions): create, read, page search, and the operator's moves. */
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';
 import type { NewRollout, RolloutState } from './model.js';

@@ -2,10 +2,8 @@
 import Joi from 'joi';
 import { pagedCriteriaSchema, pageSchema } from '../../http/paging.js';
 import { id, isoDateOut, orgId, userKey } from '../../http/schemas.js';
-import { RING_STATES, ROLLOUT_STATES, WEEKDAYS } from './model.js';
+import { RING_STATES, ROLLOUT_SORT_FIELDS, ROLLOUT_STATES, WEEKDAYS } from './model.js';
 
-/** The fields a page search of rollouts may sort by (API name → stored field). */
-export const ROLLOUT_SORT_FIELDS: Readonly<Record<string, string>> = { startedAt: 'startedAt', updatedAt: 'updatedAt', name: 'name', state: 'state' };
 
 const vVersion = Joi.string()
   .max(64)

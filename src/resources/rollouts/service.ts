@@ -7,17 +7,15 @@
  * instance's driver at once.
  */
 import crypto from 'node:crypto';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
 import { pageQuery } from '../../store/page-query.js';
 import { readModifyWrite } from '../../store/optimistic.js';
-import type { PageRequest } from '../../domain.js';
+import { toPage, type Page, type PageRequest } from '../../domain.js';
 import type { Query } from '../../store/doc-store.js';
 import { rolloutEvent, type RolloutAuditSink } from './audit.js';
 import { isTimeZone } from './rings.js';
-import { FINAL_STATES, type NewRollout, type Rollout, type RolloutDoc, type RolloutState } from './model.js';
-import { ROLLOUT_SORT_FIELDS } from './schema.js';
+import { FINAL_STATES, ROLLOUT_SORT_FIELDS, type NewRollout, type Rollout, type RolloutDoc, type RolloutState } from './model.js';
 import type { RolloutStore, StoredRollout } from './store.js';
 
 export type RolloutMove = 'pause' | 'resume' | 'abort' | 'rollback';

@@ -9,14 +9,18 @@
 import { DocStore, type Query, type SearchResult, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
 import { DRIVEN_STATES, type RolloutDoc, type RolloutTargetDoc } from './model.js';
 
 export type StoredRollout = Stored<RolloutDoc>;
 
+/** Rollouts are read by subtree: they carry their organization's ancestry. */
+export const ROLLOUTS_ORG_SCOPE: OrgScopedIndex = { index: 'rollouts', orgField: 'orgId' };
+
 export class RolloutStore {
   private readonly docs: DocStore<RolloutDoc>;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<RolloutDoc>(ctx, 'rollouts', 'rollout');
+    this.docs = new DocStore<RolloutDoc>(ctx, ROLLOUTS_ORG_SCOPE.index, 'rollout', { orgField: ROLLOUTS_ORG_SCOPE.orgField });
   }
 
   /** Create-only; searchable when it returns (page search, other instances' drivers). */

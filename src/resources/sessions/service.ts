@@ -10,96 +10,27 @@
  */
 import crypto from 'node:crypto';
 import { NotFoundError, UnauthorizedError } from '../../errors.js';
-import { hashToken, type Grant, type Principal } from '../../http/auth.js';
-import { csrfTokenFor } from '../../http/csrf.js';
+import { hashToken } from '../../access/tokens.js';
+import { csrfTokenFor } from '../../access/tokens.js';
 import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
-import type { AuditEvent } from '../audit/model.js';
-import { sessionExpiry, touchIntervalMs, type SessionDoc, type SessionEnd, type SessionRechecker, type SessionTimeouts } from './model.js';
+import {
+  sessionExpiry,
+  touchIntervalMs,
+  type LoginSessions,
+  type RequestRef,
+  type SessionAudit,
+  type SessionDoc,
+  type SessionEnd,
+  type SessionRechecker,
+  type SessionTimeouts,
+  type VerifiedSession,
+} from './model.js';
+import { principalOf, sessionEvent } from './events.js';
 import type { SessionStore } from './store.js';
+import { MAX_CACHED, SessionRechecks, type CacheEntry } from './recheck.js';
 
-/** The request an audit event of a session belongs to. */
-export interface RequestRef {
-  requestId: string;
-  method: string;
-  path: string;
-}
-
-/** Where session events go (the audit trail). */
-export interface SessionAudit {
-  record(event: AuditEvent): Promise<void>;
-  offer(event: AuditEvent): 'queued' | 'dropped';
-}
-
-/** What a verified cookie yields. */
-export interface VerifiedSession {
-  principal: Principal;
-  csrfToken: string;
-  /** When the session ends unless used again (the sooner of idle and absolute). */
-  expiresAt: string;
-  doc: SessionDoc;
-  hash: string;
-}
-
-const ROLE_RANK: Record<Grant['role'], number> = { system: 3, admin: 2, reader: 1 };
-
-/** The principal of a session: the person, their grants, the strongest role for logs and coarse checks. */
-export function principalOf(doc: SessionDoc): Principal {
-  const strongest = [...doc.grants].sort((a, b) => ROLE_RANK[b.role] - ROLE_RANK[a.role])[0];
-  return {
-    role: strongest?.role ?? 'reader',
-    name: doc.name ?? doc.email ?? doc.subject,
-    ...(strongest?.orgId ? { orgId: strongest.orgId } : {}),
-    grants: doc.grants,
-    person: { subject: doc.subject, issuer: doc.issuer, ...(doc.email ? { email: doc.email } : {}), ...(doc.name ? { name: doc.name } : {}) },
-  };
-}
-
-/** The audit event of a session's beginning, end or refusal. */
-export function sessionEvent(
-  kind: AuditEvent['kind'],
-  operation: string,
-  status: number,
-  req: RequestRef,
-  person: Pick<SessionDoc, 'subject' | 'issuer' | 'email' | 'name' | 'grants'>,
-  extra: { sessionHash?: string; reason?: string } = {},
-): AuditEvent {
-  const p = principalOf({ ...person, createdAt: '', lastSeenAt: '', expiresAt: '' });
-  const orgId = person.grants[0]?.orgId;
-  return {
-    id: crypto.randomUUID(),
-    timestamp: new Date().toISOString(),
-    kind,
-    requestId: req.requestId,
-    operation,
-    method: req.method,
-    path: req.path,
-    status,
-    actor: {
-      name: p.name,
-      ...(person.grants.length > 0 ? { role: p.role } : {}),
-      ...(p.orgId ? { orgId: p.orgId } : {}),
-      subject: person.subject,
-      issuer: person.issuer,
-      ...(person.email ? { email: person.email } : {}),
-    },
-    // The session is named by a prefix of its hash: enough to tell sessions apart, useless as a credential.
-    target: { type: 'session', ...(extra.sessionHash ? { id: extra.sessionHash.slice(0, 16) } : {}), ...(orgId ? { orgId } : {}) },
-    ...(extra.reason ? { reason: extra.reason } : {}),
-  };
-}
-
-interface CacheEntry {
-  doc: SessionDoc;
-  until: number;
-}
-
-const MAX_CACHED = 20_000;
-/** After the identity provider could not answer a recheck, the session is not asked about again for this long (per instance). */
-const RECHECK_BACKOFF_MS = 30_000;
-/** An instance says at most this often that the identity provider could not answer (with how many rechecks since). */
-const RECHECK_WARN_EVERY_MS = 60_000;
 /** Ended sessions nobody uses again are deleted this often. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
@@ -112,15 +43,10 @@ export interface SessionServiceOptions extends SessionTimeouts {
   now?: () => number;
 }
 
-export class SessionService {
+export class SessionService implements LoginSessions {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly sweeper: Periodic;
-  /** Rechecks under way on this instance: requests of one session share one. */
-  private readonly rechecking = new Map<string, Promise<CacheEntry>>();
-  /** Sessions whose recheck the provider could not answer: not asked again before this time. */
-  private readonly recheckBackoff = new Map<string, number>();
-  /** Rechecks the provider could not answer since the last warning, and when that was. */
-  private unanswered = { count: 0, warnedAt: -Infinity };
+  private readonly rechecks: SessionRechecks;
 
   constructor(
     private readonly store: SessionStore,
@@ -130,6 +56,14 @@ export class SessionService {
     private readonly log: Logger,
   ) {
     this.sweeper = new Periodic('sweep of ended login sessions', SWEEP_EVERY_MS, () => this.sweep(), log);
+    this.rechecks = new SessionRechecks(store, feed, opts, log, {
+      now: () => this.now(),
+      remember: (hash, doc, now) => this.remember(hash, doc, now),
+      forget: (hash) => void this.cache.delete(hash),
+      end: async (hash, doc, req) => {
+        await this.endOne(hash, doc, 'ended-at-idp', 'sessionRecheck', 401, req);
+      },
+    });
   }
 
   /** The absolute lifetime (ECS_SESSION_MAX_SECONDS): the cookie's Max-Age. */
@@ -178,7 +112,7 @@ export class SessionService {
       await this.endOne(hash, entry.doc, exp.ended, 'sessionExpired', 401, req);
       throw new UnauthorizedError('the login session has expired: sign in again');
     }
-    if (this.recheckDue(hash, entry.doc, now)) entry = await this.recheck(hash, entry, req);
+    if (this.rechecks.due(hash, entry.doc, now)) entry = await this.rechecks.run(hash, entry, req);
     if (now - Date.parse(entry.doc.lastSeenAt) >= touchIntervalMs(this.opts)) {
       const lastSeenAt = new Date(now).toISOString();
       entry.doc = { ...entry.doc, lastSeenAt };
@@ -197,87 +131,6 @@ export class SessionService {
       this.cache.delete(hash);
       throw new UnauthorizedError('no login session (signed out, or ended at the identity provider): sign in');
     }
-    return this.remember(hash, doc, now);
-  }
-
-  private recheckDue(hash: string, doc: SessionDoc, now: number): boolean {
-    const every = (this.opts.recheckSeconds ?? 0) * 1000;
-    if (!this.opts.rechecker || every <= 0 || doc.refreshToken === undefined) return false;
-    if (now - Date.parse(doc.checkedAt ?? doc.createdAt) < every) return false;
-    const backoff = this.recheckBackoff.get(hash);
-    if (backoff === undefined) return true;
-    if (backoff > now) return false;
-    this.recheckBackoff.delete(hash);
-    return true;
-  }
-
-  /**
-   * Asks the identity provider whether the person is still signed in there and what they may
-   * do now (docs/adr/0076-sessions-rechecked-at-the-identity-provider.md). A refusal ends the
-   * session on every instance (audited, SIGN_OUT `ended-at-idp`); new grants replace the old
-   * ones on every instance; a provider that cannot answer leaves the session as it was.
-   */
-  private recheck(hash: string, entry: CacheEntry, req: RequestRef): Promise<CacheEntry> {
-    let running = this.rechecking.get(hash);
-    if (!running) {
-      running = this.askProvider(hash, entry, req).finally(() => this.rechecking.delete(hash));
-      this.rechecking.set(hash, running);
-    }
-    return running;
-  }
-
-  private async askProvider(hash: string, entry: CacheEntry, req: RequestRef): Promise<CacheEntry> {
-    const rechecker = this.opts.rechecker as SessionRechecker;
-    const asked = entry.doc;
-    let answer: Awaited<ReturnType<SessionRechecker['recheck']>>;
-    try {
-      answer = await rechecker.recheck(asked);
-    } catch (err) {
-      this.recheckBackoff.set(hash, this.now() + RECHECK_BACKOFF_MS);
-      if (this.recheckBackoff.size > MAX_CACHED) this.recheckBackoff.delete(this.recheckBackoff.keys().next().value as string);
-      this.unanswered.count++;
-      const now = this.now();
-      if (now - this.unanswered.warnedAt >= RECHECK_WARN_EVERY_MS) {
-        this.log.warn(
-          { err: { message: (err as Error).message }, unanswered: this.unanswered.count },
-          'the identity provider could not recheck login sessions; they stay as they were',
-        );
-        this.unanswered = { count: 0, warnedAt: now };
-      }
-      return entry;
-    }
-    const now = this.now();
-    if (answer.kind === 'ended' || answer.grants.length === 0) {
-      // Another instance may have rechecked first with the same refresh token, which a provider
-      // that rotates them then refuses: its newer word stands.
-      const stored = await this.store.get(hash);
-      if (stored && Date.parse(stored.checkedAt ?? stored.createdAt) > Date.parse(asked.checkedAt ?? asked.createdAt)) {
-        return this.remember(hash, stored, now);
-      }
-      const reason = answer.kind === 'ended' ? answer.reason : 'no grant left in the roles claim';
-      this.log.info({ iss: asked.issuer, sub: asked.subject, reason }, 'login session ended at the identity provider');
-      await this.endOne(hash, stored ?? asked, 'ended-at-idp', 'sessionRecheck', 401, req);
-      throw new UnauthorizedError(`the identity provider ended this sign-in (${reason}): sign in again`);
-    }
-    const change = {
-      grants: answer.grants,
-      checkedAt: new Date(now).toISOString(),
-      ...(answer.refreshToken ? { refreshToken: answer.refreshToken } : {}),
-      ...(answer.idToken ? { idToken: answer.idToken } : {}),
-    };
-    try {
-      await this.store.recheck(hash, change);
-    } catch (err) {
-      // Signed out meanwhile, on this instance or another.
-      if (err instanceof NotFoundError) {
-        this.cache.delete(hash);
-        throw new UnauthorizedError('no login session (signed out, or ended at the identity provider): sign in');
-      }
-      throw err;
-    }
-    const doc = { ...asked, ...change };
-    // Other instances hold the old grants in their caches: they read the session again.
-    if (JSON.stringify(asked.grants) !== JSON.stringify(answer.grants)) await this.feed.append('sessions', [hash]);
     return this.remember(hash, doc, now);
   }
 
