@@ -10,6 +10,7 @@ import { BulkSimulatedAgents } from '../helpers/simulated-agents.js';
 import { waitFor } from '../helpers/wait.js';
 import { DocStore } from '../../src/store/doc-store.js';
 import type { RolloutDoc } from '../../src/resources/rollouts/model.js';
+import type { CommandMessageDoc } from '../../src/resources/commands/model.js';
 
 interface Rollout {
   id: string;
@@ -21,7 +22,7 @@ const ENDPOINTS = 10_000;
 /** Both instances on one index prefix of their own (nobody else drives these rollouts). */
 const ENV = { ECS_INDEX_PREFIX: `${RUN_PREFIX}-zrollscale`, ECS_JOB_POLL_MS: '100', ECS_JOB_LEASE_SECONDS: '3' };
 
-describe('rollouts at scale: 10,000 endpoints, the driving instance closed mid-ring', function () {
+describe('rollouts at scale on two instances: a pause on either, 10,000 endpoints, the driving instance closed mid-ring', function () {
   this.timeout(300_000);
   let a: TestApp;
   let b: TestApp;
@@ -33,6 +34,43 @@ describe('rollouts at scale: 10,000 endpoints, the driving instance closed mid-r
   after(async () => {
     await a?.close().catch(() => undefined);
     await b?.close();
+  });
+
+  it('a pause asked on the other instance stops the driver sending within a second', async () => {
+    const org = await a.world.org();
+    const docs = Array.from({ length: 5000 }, (_, i) => agentDoc(`${uid('pz')}-${i}`, org, { hostInfo: { os: 'linux' }, clientVersion: 'v1.0.0' }));
+    await createEndpointDocs(a.server.store, docs);
+    const messages = new DocStore<CommandMessageDoc>(a.server.store, 'command-messages', 'command message');
+    const upgrades = async (): Promise<number> => {
+      await messages.refresh();
+      return messages.count({ bool: { filter: [{ term: { orgId: org } }, { term: { name: 'upgrade' } }] } });
+    };
+    const created = await a.admin.post<Rollout>('/rollouts', {
+      name: 'paused mid-ring',
+      orgId: org,
+      targetVersion: { linux: 'v1.1.0' },
+      rings: [{ percent: 100 }],
+      soakSeconds: 600,
+      gate: { minHealthyPercent: 95, withinSeconds: 600 },
+      autoRollback: false,
+    });
+    expect(created.status).to.equal(201);
+    const rollouts = new DocStore<RolloutDoc>(a.server.store, 'rollouts', 'rollout');
+    const driven = await waitFor(() => rollouts.get(created.body.id), (h) => h?.doc.leaseHolder !== undefined, 30_000, 10);
+    expect(driven.met).to.equal(true);
+    const other = driven.value?.doc.leaseHolder === a.server.handle.services.rollouts.driver.holder ? b : a;
+    const paused = await other.admin.post<Rollout>(`/rollouts/${created.body.id}/pause`);
+    expect(paused.status).to.equal(200);
+    const pausedAt = performance.now();
+    // Whatever was sent by then, nothing more is sent a second after the pause was answered.
+    const settled = await waitFor(async () => performance.now() - pausedAt, (ms) => ms >= 1000, 5000, 50);
+    expect(settled.met).to.equal(true);
+    const afterOneSecond = await upgrades();
+    const later = await waitFor(async () => performance.now() - pausedAt, (ms) => ms >= 3000, 5000, 100);
+    expect(later.met).to.equal(true);
+    expect(await upgrades(), 'no upgrade sent after the pause took effect').to.equal(afterOneSecond);
+    expect(afterOneSecond, 'the pause came mid-ring').to.be.below(5000);
+    expect((await a.admin.get<Rollout>(`/rollouts/${created.body.id}`)).body.state).to.equal('PAUSED');
   });
 
   it('rolls 10,000 endpoints out in two rings; another instance takes over mid-ring and sends nothing twice', async () => {
