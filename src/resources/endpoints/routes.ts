@@ -8,6 +8,7 @@ import { orgId } from '../../http/schemas.js';
 import type { EndpointCriteria } from './criteria.js';
 import type { EndpointInput, EndpointService } from './service.js';
 import { familyOf } from './model.js';
+import { V_SEMVER } from './connection-state.js';
 import {
   anyEndpointRecord,
   endpointIdParams,
@@ -29,7 +30,7 @@ const orgParams = Joi.object({ orgId: orgId.required() });
 /** A v-prefixed semantic version as an agent reports it (v3.10.2, v3.11.0-rc.1). */
 const reportedVersion = Joi.string()
   .max(64)
-  .pattern(/^v(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/, 'v-prefixed semantic version')
+  .pattern(V_SEMVER, 'v-prefixed semantic version')
   .messages({ 'string.pattern.name': '"{{#value}}" is not a v-prefixed semantic version (e.g. v3.10.2)' });
 
 /** What this file's route declarations share unless one says otherwise. */
