@@ -11,6 +11,7 @@ const vVersion = Joi.string()
   .messages({ 'string.pattern.name': '"{{#value}}" is not a v-prefixed semantic version (e.g. v3.10.2)' });
 
 const targetVersion = Joi.object({ linux: vVersion, mac: vVersion, windows: vVersion })
+  .min(1)
   .label('RolloutTargetVersion')
   .meta({ className: 'RolloutTargetVersion' })
   .description('The v-prefixed version each operating system is upgraded to; an OS left out is not upgraded; at least one is given');
@@ -40,7 +41,6 @@ const maintenanceWindow = Joi.object({
     .items(Joi.string().uppercase().valid(...WEEKDAYS))
     .min(1)
     .max(7)
-    .unique()
     .required(),
   start: hhmm.required(),
   end: hhmm.required(),

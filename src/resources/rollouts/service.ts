@@ -79,6 +79,7 @@ export class RolloutService {
     await this.assertWriter(access, input.orgId);
     const named = [...input.rings.flatMap((r) => ('orgIds' in r ? r.orgIds : [])), ...(input.windows ?? []).map((w) => w.orgId)];
     for (const orgId of new Set(named)) {
+      if (!(await this.orgs.exists(orgId))) throw new BadRequestError(`body: organization ${orgId} not found`);
       if (!(await this.orgs.isWithin(orgId, input.orgId))) {
         throw new BadRequestError(`body: organization ${orgId} is not ${input.orgId} or below it`);
       }
@@ -104,7 +105,7 @@ export class RolloutService {
       soakSeconds: input.soakSeconds,
       gate: input.gate,
       autoRollback: input.autoRollback,
-      windows: (input.windows ?? []).map((w) => ({ ...w, days: [...w.days] })),
+      windows: (input.windows ?? []).map((w) => ({ ...w, days: [...new Set(w.days)] })),
       state: 'RUNNING',
       rings: input.rings.map((r) => ({
         ...('orgIds' in r ? { orgIds: r.orgIds } : { percent: r.percent }),
