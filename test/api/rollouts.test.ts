@@ -139,19 +139,27 @@ describe('rollouts: an agent version in rings', function () {
     expect(trail.filter((e) => e.operation === 'rolloutRingPassed')).to.have.length(2);
   });
 
-  it('a bad build halts at the canary ring and rolls back: the previous version sent to the canary, pins restored, nothing sent beyond', async () => {
+  it('a bad build halts at the canary ring and rolls back: the previous version sent to the canary, pins restored, nothing sent beyond; an agent away is pending', async () => {
     const msp = await t.world.org();
     const [canaryOrg, cust] = [await t.world.org(msp), await t.world.org(msp)];
     expect((await admin.put(`/org-config/${canaryOrg}/target-version`, { linux: OLD, mac: '', windows: '' })).status).to.equal(200);
-    const canary = await SimulatedAgents.register(admin, canaryOrg, 3, OLD);
+    const canary = await SimulatedAgents.register(admin, canaryOrg, 4, OLD);
     const others = await SimulatedAgents.register(admin, cust, 5, OLD);
+    // One canary agent is away when its ring starts: pending, never failed for it.
+    expect((await admin.post(`/endpoint/${canary[3]}/disconnect`)).status).to.equal(204);
+    const away = await waitFor(
+      () => admin.post<{ totalCount: number }>('/endpoint/page-search', { criteria: { orgId: canaryOrg, connectionStatuses: ['CONNECTED'] }, pageRequest: { size: 1 } }),
+      (r) => r.body.totalCount === 3,
+      10_000,
+    );
+    expect(away.met).to.equal(true);
     // The new build never comes back; the old one does.
     const agents = new SimulatedAgents(admin, [...canary, ...others], (_id, version) => (version === NEW ? 'silent' : 'report'));
     const ro = await create(admin, rolloutBody(msp, [{ orgIds: [canaryOrg] }, { percent: 100 }], { gate: { minHealthyPercent: 90, withinSeconds: 2 } }));
 
     const done = await drive(agents, ro.id, (r) => r.state === 'ROLLED_BACK');
     expect(done.rings[0].state).to.equal('FAILED');
-    expect(done.rings[0].counts).to.include({ total: 3, failed: 3, healthy: 0 });
+    expect(done.rings[0].counts).to.include({ total: 4, failed: 3, healthy: 0, pending: 1 });
     expect(done.rings[1].state).to.equal('PENDING');
     expect(done.reason).to.match(/ring 1: 0 % healthy of 3, gate 90 %/);
     await agents.pass();
