@@ -197,6 +197,26 @@ describe('rollouts: an agent version in rings', function () {
     }
   });
 
+  it('an agent that has not reported its OS gets the version when the rollout names one for every OS, and nothing when they differ', async () => {
+    const org = await t.world.org();
+    const res = await admin.post<{ id: string }>('/endpoint', { orgId: org, displayName: 'no-os', clientVersion: OLD });
+    expect(res.status).to.equal(200);
+    expect((await admin.post(`/endpoint/${res.body.id}/connect`)).status).to.equal(204);
+    const online = await waitFor(
+      () => admin.post<{ totalCount: number }>('/endpoint/page-search', { criteria: { orgId: org, connectionStatuses: ['CONNECTED'] }, pageRequest: { size: 1 } }),
+      (r) => r.body.totalCount === 1,
+      10_000,
+    );
+    expect(online.met).to.equal(true);
+    const agents = new SimulatedAgents(admin, [res.body.id]);
+    const same = await create(admin, rolloutBody(org, [{ percent: 100 }], { soakSeconds: 0 }));
+    const done = await drive(agents, same.id, (r) => r.state === 'COMPLETED');
+    expect(done.rings[0].counts).to.include({ total: 1, upgraded: 1 });
+    const differ = await create(admin, rolloutBody(org, [{ percent: 100 }], { soakSeconds: 0, targetVersion: { linux: 'v2.0.0', windows: 'v2.0.1' } }));
+    const none = await drive(agents, differ.id, (r) => r.state === 'COMPLETED');
+    expect(none.rings[0].counts.total).to.equal(0);
+  });
+
   it('a window past midnight is open on the next morning of its day, and closed outside it', () => {
     const w = { orgId: 'o', days: ['FRI' as const], start: '23:00', end: '02:00', timeZone: 'Europe/Berlin' };
     expect(windowOpen(w, new Date('2026-11-27T22:30:00Z'))).to.equal(true); // Fri 23:30 Berlin

@@ -17,7 +17,7 @@ import type { EffectiveCommandMessageStatus } from '../commands/model.js';
 import { catalogueOsOf } from '../commands/catalogue.js';
 import { addOutcome, emptyTally, outcomeOf, sameVersion, type RingTally } from './judge.js';
 import { mayUpgrade, ringOf } from './rings.js';
-import type { RolloutDoc, RolloutTargetDoc } from './model.js';
+import { ROLLOUT_OS, type RolloutDoc, type RolloutTargetDoc } from './model.js';
 import { targetId, type RolloutTargetStore } from './store.js';
 
 /** What a ring's work needs of the other resources (their services). */
@@ -87,7 +87,9 @@ export class RingWork {
       const docs: RolloutTargetDoc[] = [];
       for (const a of batch) {
         if (ringOf(specs, a.id, await this.pathOf(a.orgId)) !== ring) continue;
-        const os = catalogueOsOf(a.host);
+        // An agent that has not reported its OS gets the target version when the rollout names one version for every OS it upgrades.
+        const given = ROLLOUT_OS.filter((o) => d.targetVersion[o]);
+        const os = catalogueOsOf(a.host) ?? (new Set(given.map((o) => d.targetVersion[o])).size === 1 ? given[0] : undefined);
         const to = os ? d.targetVersion[os] : undefined;
         if (!os || !to) continue;
         docs.push({
