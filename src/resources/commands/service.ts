@@ -27,6 +27,7 @@ import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
 import { CommandExpiry } from './expiry.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 /** Where the `cmd` module's effective status comes from (the modules resource's service). */
 export interface ModuleStatusSource {
@@ -272,7 +273,7 @@ export class CommandService {
     moveId: string,
   ): Promise<Stored<CommandMessageDoc>> {
     try {
-      return await this.messages.patch(id, change, { if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+      return await this.messages.patch(id, change, conditionOn(read));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       const now = await this.messages.get(id);

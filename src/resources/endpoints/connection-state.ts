@@ -9,6 +9,7 @@ import { carrierWan, type ConnectionStatus, type EndpointDoc, type EndpointRecor
 import type { EndpointReads } from './reads.js';
 import { toEndpointRecord, type EndpointStore } from './store.js';
 import type { UniqueKeys } from './unique-keys.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 export class ConnectionStateUpdates {
   constructor(
@@ -82,7 +83,7 @@ export class ConnectionStateUpdates {
       const saved = await this.store.patch(
         hit.id,
         { interfaces, wanStatus: carrierWan(interfaces, hit.doc.wanStatus), updatedAt: new Date().toISOString(), updatedBy: access.userKey },
-        { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm },
+        conditionOn(hit),
       );
       return toEndpointRecord(saved);
     });
