@@ -75,6 +75,8 @@ export interface Config {
   commandTtlSeconds: number;
   /** Moves into RETRY a command message may make; the next one fails it. */
   commandMaxRetries: number;
+  /** The agent channel (docs/adr/0113-agent-channel.md): long-poll wait, WebSocket ping interval, grace after a drop (seconds). */
+  channel: { waitSeconds: number; pingSeconds: number; graceSeconds: number };
   /** Day-two settings operators tune (docs/deploy.md, "Tuning"): maintenance, rollover, job retention, schema checks. */
   maintenance: MaintenanceConfig;
   /** Log lines as pino's JSON or in the Elastic Common Schema (ECS_LOG_FORMAT). */
@@ -253,6 +255,9 @@ const schema = Joi.object({
   ECS_PRESENCE_TIMEOUT: Joi.number().integer().min(1).default(600),
   ECS_COMMAND_TTL: Joi.number().integer().min(1).default(86_400),
   ECS_COMMAND_MAX_RETRIES: Joi.number().integer().min(0).default(5),
+  ECS_CHANNEL_WAIT_SECONDS: Joi.number().integer().min(1).max(3600).default(300),
+  ECS_CHANNEL_PING_SECONDS: Joi.number().integer().min(1).max(600).default(30),
+  ECS_CHANNEL_GRACE_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
   ECS_RETENTION_INTERVAL_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
   // Unset: three intervals, so one missed run does not hand the lease over.
   ECS_RETENTION_LEASE_SECONDS: Joi.number()
@@ -370,6 +375,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceTimeoutSeconds: v.ECS_PRESENCE_TIMEOUT as number,
     commandTtlSeconds: v.ECS_COMMAND_TTL as number,
     commandMaxRetries: v.ECS_COMMAND_MAX_RETRIES as number,
+    channel: {
+      waitSeconds: v.ECS_CHANNEL_WAIT_SECONDS as number,
+      pingSeconds: v.ECS_CHANNEL_PING_SECONDS as number,
+      graceSeconds: v.ECS_CHANNEL_GRACE_SECONDS as number,
+    },
     maintenance: {
       retentionIntervalSeconds: v.ECS_RETENTION_INTERVAL_SECONDS as number,
       retentionLeaseSeconds: v.ECS_RETENTION_LEASE_SECONDS as number,

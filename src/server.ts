@@ -104,6 +104,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     auditRetention.start();
     handle.services.ancestry.start();
     handle.services.sessions.startSweeping();
+    handle.services.agentChannel.start();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   let headStart: NodeJS.Timeout | undefined;
@@ -131,6 +132,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   server.requestTimeout = config.requestTimeoutMs + 5000;
   server.headersTimeout = Math.min(config.headersTimeoutMs, server.requestTimeout);
   server.keepAliveTimeout = 65_000;
+  // The agent channel's WebSocket (the one place the server's upgrades are taken).
+  server.on('upgrade', handle.upgrade);
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -151,6 +154,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
       changeWatcher.stop();
       handle.services.ancestry.stop();
       handle.services.sessions.stopSweeping();
+      // Held agents are sent away first (503 / close 1012 with a spread Retry-After): they come back to another instance.
+      handle.services.agentChannel.stop();
       await changeRetention.stop();
       await heartbeatRetention.stop();
       await jobs.runner.stop();

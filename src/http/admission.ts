@@ -21,7 +21,7 @@ import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../erro
 import { AgentLatency, DEFAULT_AGENT_LATENCY, type AgentLatencyOptions, type Verdict } from './agent-latency.js';
 
 /** Lanes in priority order. */
-export const LANES = ['agent', 'admin', 'interactive', 'heavy'] as const;
+export const LANES = ['agent', 'checkin', 'admin', 'interactive', 'heavy'] as const;
 export type Lane = (typeof LANES)[number];
 
 export interface LaneSettings {
@@ -47,6 +47,9 @@ export interface LaneSettings {
  */
 export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
   agent: { min: 4096, max: 4096, queueMs: 1000, squeeze: 1, shedStanding: false },
+  // Agents taking up their channel (src/resources/agent-channel): only the check-in's store read
+  // runs in the lane, never the wait; a reconnect storm queues here and is shed with a spread Retry-After.
+  checkin: { min: 256, max: 256, queueMs: 2000, squeeze: 1, shedStanding: false },
   admin: { min: 1, max: 128, queueMs: 1000, squeeze: 0.9, shedStanding: false },
   interactive: { min: 1, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: true },
   heavy: { min: 1, max: 64, queueMs: 500, squeeze: 0.5, shedStanding: true },
@@ -75,6 +78,18 @@ const GROWTH = 1.25;
 /** A store failure (5xx) of a lower lane's request: that lane backs off by this factor. */
 const FAILURE_SQUEEZE = 0.9;
 const RETRY_AFTER_SECONDS = 1;
+/**
+ * A shed check-in's Retry-After is drawn from this range (seconds): the agents of a stopped
+ * instance come back spread over it instead of all at once (docs/adr/0113-agent-channel.md).
+ */
+export const CHECKIN_RETRY_AFTER_SECONDS = { min: 1, max: 10 } as const;
+
+/** Seconds to advise a shed request of `lane` to wait. */
+function retryAfter(lane: Lane): number {
+  if (lane !== 'checkin') return RETRY_AFTER_SECONDS;
+  const { min, max } = CHECKIN_RETRY_AFTER_SECONDS;
+  return min + Math.floor(Math.random() * (max - min + 1));
+}
 /** A queue not empty for this long is standing, not a burst (CoDel's interval). */
 const STANDING_MS = 100;
 /** In a standing queue a request waits at most this long (then it is shed, well within 50 ms). */
@@ -389,8 +404,8 @@ export class Admission {
     const own = !l.squeezed && caller !== undefined && LaneState.count(l.held, caller) - 1 >= share;
     this.shedTotal?.inc({ lane: l.name, status: own ? '429' : '503' });
     const err = own
-      ? new TooManyRequestsError(RETRY_AFTER_SECONDS, `too many concurrent ${l.name} requests from this token; retry later`)
-      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, RETRY_AFTER_SECONDS);
+      ? new TooManyRequestsError(retryAfter(l.name), `too many concurrent ${l.name} requests from this token; retry later`)
+      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, retryAfter(l.name));
     if (!own) shedAnswers.add(err);
     return err;
   }

@@ -79,6 +79,9 @@ import { CommandExpiry } from './commands/expiry.js';
 import { SessionStore } from './sessions/store.js';
 import { SessionService } from './sessions/service.js';
 import type { SessionRechecker } from './sessions/model.js';
+import { ReadyMessages } from './commands/ready.js';
+import { AgentChannelService } from './agent-channel/service.js';
+import { agentChannelRoutes } from './agent-channel/routes.js';
 
 import type { BaseDeps } from './deps.js';
 import type { StoreContext } from '../store/client.js';
@@ -125,6 +128,8 @@ export interface Services {
   storeContext: StoreContext;
   /** Background: stamps the ancestry on records an older release wrote without it (started and stopped by the server). */
   ancestry: AncestryKeeper;
+  /** Agents holding a channel on this instance (its tick is started and stopped by the server). */
+  agentChannel: AgentChannelService;
 }
 
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
@@ -165,12 +170,16 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     { ...config.sessions, cacheSeconds: config.tokenCacheSeconds, ...(sessionRechecker ? { rechecker: sessionRechecker } : {}) },
     log,
   );
+  // Built with the commands, below; the change feed's subscriber reaches it through this.
+  const late: { agentChannel?: AgentChannelService } = {};
   const changeWatcher = new ChangeWatcher(
     feed,
     [
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
       { feed: 'organizations', onChange: (ids) => (ids ? orgs.applyChanged(ids) : orgs.reload()) },
       { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
+      // Commands became ready through another instance: their agents held here are woken.
+      { feed: 'commands', onChange: (ids) => late.agentChannel?.onFeed(ids) },
     ],
     config.changePollMs,
     log,
@@ -212,15 +221,28 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   const orgLicenseContracts = new OrgLicenseContractService(new OrgLicenseContractStore(store), orgs);
   const softwareInventory = new SoftwareInventoryService(new SoftwareInventoryStore(store), endpoints, orgs);
   const vendorData = new VendorDataService(new VendorDataStore(store), endpoints);
+  const commandMessages = new CommandMessageStore(store);
+  const commandExpiry = new CommandExpiry({ ttlSeconds: config.commandTtlSeconds, maxRetries: config.commandMaxRetries });
   const commands = new CommandService(
-    new CommandMessageStore(store),
+    commandMessages,
     new DeliveryStore(store),
     endpoints,
     modules,
     vendorData,
     loadCommandCatalogue(),
-    { expiry: new CommandExpiry({ ttlSeconds: config.commandTtlSeconds, maxRetries: config.commandMaxRetries }), presence },
+    { expiry: commandExpiry, presence },
   );
+  const channel = new AgentChannelService(
+    new ReadyMessages(commandMessages, commandExpiry),
+    commands,
+    presence,
+    endpoints.connections,
+    feed,
+    config.channel,
+    log,
+  );
+  late.agentChannel = channel;
+  commands.ready = (endpointId) => channel.commandReady(endpointId);
   const heartbeatStore = new HeartbeatStore(store);
   const network = new NetworkService(heartbeatStore, new NetworkHostStore(store), log, presence);
   const heartbeatRetention = new HeartbeatRetention(
@@ -274,6 +296,7 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     presence,
     sessions,
     storeContext: store,
+    agentChannel: channel,
     ancestry: new AncestryKeeper(store, new LeaseStore(store), { everyMs: config.maintenance.schemaCheckSeconds * 1000, holder: instanceName }, log),
   };
 }
@@ -300,6 +323,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...jobRoutes(s.jobs.service),
     ...auditRoutes(s.audit),
     ...presenceRoutes(s.endpoints),
+    ...agentChannelRoutes(s.agentChannel, s.endpoints),
   ];
 }
 

@@ -53,6 +53,8 @@ export interface CommandOptions {
   expiry?: CommandExpiry;
   /** The endpoints' presence (src/resources/endpoints/presence.ts). */
   presence?: { seenAuthorized(endpointId: string): Promise<void> };
+  /** Told the endpoint of each message that became ready to deliver (created, or moved to RETRY): the agent channel's wake. */
+  ready?: (endpointId: string) => void;
 }
 
 export const SUPPORT_INFORMATION_MODES = ['BASIC', 'FULL', 'DEBUG'] as const;
@@ -81,7 +83,11 @@ export class CommandService {
   ) {
     this.expiry = opts.expiry ?? new CommandExpiry({ ttlSeconds: 86_400, maxRetries: 5 });
     this.presence = opts.presence;
+    this.ready = opts.ready;
   }
+
+  /** Set once the agent channel exists (it is built after the commands). */
+  ready?: (endpointId: string) => void;
 
   private readonly expiry: CommandExpiry;
   private readonly presence?: CommandOptions['presence'];
@@ -130,7 +136,9 @@ export class CommandService {
       retries: 0,
     };
     try {
-      return this.record(await this.messages.create(doc));
+      const saved = this.record(await this.messages.create(doc));
+      this.ready?.(ep.id);
+      return saved;
     } catch (err) {
       // The id is always the server's (the key's or a random UUID): an existing message under it is an
       // earlier attempt of this request (a keyed retry, or Elasticsearch re-sending the create).
@@ -237,6 +245,7 @@ export class CommandService {
       // one move gets here per message; the delivery write is a keyed full write (idempotent).
       await this.recordDelivery(hit.doc, by.username, now);
     }
+    if (to === 'RETRY') this.ready?.(hit.doc.endpointId);
     return this.record(updated);
   }
 
