@@ -140,7 +140,8 @@ export class AgentChannelService {
   private async tick(): Promise<void> {
     const now = this.now();
     for (const ch of this.registry.due(now)) ch.end('expired');
-    if (now - this.lastPing >= this.opts.pingSeconds * 1000) {
+    // Pinged every half interval: a socket that missed a ping is closed within ECS_CHANNEL_PING_SECONDS of its last answer.
+    if (now - this.lastPing >= this.opts.pingSeconds * 500) {
       this.lastPing = now;
       for (const ch of this.registry.all()) ch.heartbeat?.();
     }
