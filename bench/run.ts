@@ -46,6 +46,11 @@ import { tracingBench, tracingTable, type TracingResult } from './tracing.js';
 import { evaluateTargets, resultsTable, targetsTable, type ScenarioResult, type ServiceRound } from './report.js';
 
 const args = process.argv.slice(2);
+// Held agent channels: a scenario of its own, with its own instances and load generators (bench/agent-channel.ts).
+if (args[0] === 'agent-channel') {
+  await (await import('./agent-channel.js')).agentChannelBench(args.slice(1));
+  process.exit(0);
+}
 const quick = args.includes('--quick');
 const sizeAt = args.indexOf('--size');
 const sizeArg = sizeAt >= 0 ? args[sizeAt + 1] : undefined;
