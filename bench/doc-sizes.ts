@@ -6,11 +6,11 @@
  */
 import { Client } from '@elastic/elasticsearch';
 import { loadConfig } from '../src/config.js';
-import { Access } from '../src/http/auth.js';
+import { Access } from '../src/access/access.js';
 import { createLogger } from '../src/log.js';
-import { createServices } from '../src/resources/index.js';
+import { createServices } from '../src/container.js';
 import type { StoreContext } from '../src/store/client.js';
-import { ensureIndices } from '../src/store/indices.js';
+import { ensureIndices } from '../src/store/index-setup.js';
 import { QUICK, seed } from './seed.js';
 
 const PREFIX = 'ecs-docsize';

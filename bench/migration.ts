@@ -17,7 +17,7 @@ import path from 'node:path';
 import type { Client } from '@elastic/elasticsearch';
 import type { Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { ensureIndices } from '../src/store/indices.js';
+import { ensureIndices } from '../src/store/index-setup.js';
 import type { StoreContext } from '../src/store/client.js';
 import { openDatabase, type SqlDatabase } from '../src/migration/sql-db.js';
 import { applyMigrations } from '../src/migration/schema-migrations.js';

@@ -14,10 +14,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { createClient, type StoreContext } from '../src/store/client.js';
-import { ensureIndices } from '../src/store/indices.js';
+import { ensureIndices } from '../src/store/index-setup.js';
 import { DocStore } from '../src/store/doc-store.js';
-import { createServices } from '../src/resources/index.js';
-import { Access } from '../src/http/auth.js';
+import { createServices } from '../src/container.js';
+import { Access } from '../src/access/access.js';
 import { startLocalNode } from '../src/dev/local-elasticsearch.js';
 import type { OrganizationDoc } from '../src/resources/organizations/store.js';
 

@@ -1,6 +1,7 @@
 /** Results of a run as markdown tables, and the targets evaluated against them. */
 import type { RoundResult } from './direct.js';
 import type { MigrationResult } from './migration.js';
+import { spread, type Quietness } from './quiet.js';
 
 export interface ServiceRound extends RoundResult {
   cpuPercent: number;
@@ -34,9 +35,14 @@ export interface ScenarioResult {
   at70Direct: { rps: number; p50: number; p99: number; errors: number };
   /**
    * The bare hop (bench/hop-server.ts): the direct equivalent behind a plain node:http server
-   * at the same concurrency, one round after a warm-up; its CPU and Elasticsearch's per request.
+   * at the same concurrency, its best round (rounds alternate with the service's); its CPU and
+   * Elasticsearch's per request.
    */
   hop?: RoundResult & { cpuMsPerRequest?: number; esCpuMsPerRequest?: number };
+  /** Requests/s of each hop round, in order. */
+  hopRounds?: number[];
+  /** How alone the scenario ran (bench/quiet.ts); `void` ratios are a direction, not a result. */
+  quiet?: Quietness;
   /** The bare hop driven at the service's 70 % rate. */
   at70Hop?: { rps: number; p50: number; p99: number; errors: number };
 }
@@ -45,6 +51,13 @@ export interface TargetResult {
   target: string;
   measured: string;
   met: boolean;
+}
+
+/** service ÷ hop, or why there is no such figure. */
+function hopRatio(r: ScenarioResult): string {
+  if (!r.hop) return '-';
+  const ratio = f2(r.service.rps / Math.max(1, r.hop.rps));
+  return r.quiet?.void ? `void (${ratio}; others used ${f0(r.quiet.othersCpuPercent)} % of a core)` : ratio;
 }
 
 const f0 = (n: number | undefined): string => (n === undefined ? '-' : n.toFixed(0));
@@ -63,6 +76,10 @@ export function evaluateTargets(results: ScenarioResult[], migration: MigrationR
   ] as const) {
     const r = by(name);
     if (!r) continue;
+    if (r.hop) {
+      const ratio = r.service.rps / Math.max(1, r.hop.rps);
+      out.push({ target: `${r.name}: service ≥ 0.95 × bare hop`, measured: hopRatio(r), met: !r.quiet?.void && ratio >= 0.95 });
+    }
     if (r.direct.requests > 0) out.push({ target: `${r.name}: service ≥ 0.8 × direct at 64 connections`, measured: `${f0(r.service.rps)} / ${f0(r.direct.rps)} = ${f2(r.ratio)}`, met: r.ratio >= 0.8 });
     out.push({ target: `${r.name}: p99 ≤ ${p99} ms at 70 % of max`, measured: `${r.at70.p99} ms at ${r.at70.rate}/s`, met: r.at70.p99 <= p99 && r.at70.errors === 0 });
   }
@@ -103,13 +120,15 @@ export function resultsTable(results: ScenarioResult[], migration: MigrationResu
   const lines: string[] = [];
   if (results.length > 0) {
     lines.push(
-      '| scenario | service rps | direct rps | ratio | service p50 / p99 ms | direct p50 / p99 ms | at 70 % of max: rate, service p99 / hop p99 / direct p99 ms | service CPU ms/req | ES CPU ms/req service / direct | service peak RSS MB | bare hop rps (÷ direct) | hop CPU ms/req | service ÷ hop |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| scenario | service rps | direct rps | ratio | service p50 / p99 ms | direct p50 / p99 ms | at 70 % of max: rate, service p99 / hop p99 / direct p99 ms | service CPU ms/req | ES CPU ms/req service / direct | service peak RSS MB | bare hop rps (÷ direct) | hop CPU ms/req | service ÷ hop | rounds rps, service / hop (min–max) | load at start → end, CPU % of other processes |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const r of results) {
-      const hop = r.hop ? `${f0(r.hop.rps)} (${f2(r.hop.rps / Math.max(1, r.direct.rps))}) | ${f3(r.hop.cpuMsPerRequest)} | ${f2(r.service.rps / Math.max(1, r.hop.rps))}` : '- | - | -';
+      const hop = r.hop ? `${f0(r.hop.rps)} (${f2(r.hop.rps / Math.max(1, r.direct.rps))}) | ${f3(r.hop.cpuMsPerRequest)} | ${hopRatio(r)}` : '- | - | -';
+      const q = r.quiet ? `${f2(r.quiet.loadAverageStart[0])} → ${f2(r.quiet.loadAverageEnd[0])}, ${f0(r.quiet.othersCpuPercent)}` : '-';
+      const rounds = `${spread(r.serviceRounds)} / ${spread(r.hopRounds ?? [])}`;
       lines.push(
-        `| ${r.name} | ${f0(r.service.rps)} | ${f0(r.direct.rps)} | ${f2(r.ratio)} | ${r.service.p50} / ${r.service.p99} | ${f0(r.direct.p50)} / ${f0(r.direct.p99)} | ${r.at70.rate}/s: ${r.at70.p99} / ${r.at70Hop ? f0(r.at70Hop.p99) : '-'} / ${f0(r.at70Direct.p99)} | ${f3(r.service.cpuMsPerRequest)} | ${f3(r.service.esCpuMsPerRequest)} / ${f3(r.direct.esCpuMsPerRequest)} | ${f0(r.service.peakRssMb)} | ${hop} |`,
+        `| ${r.name} | ${f0(r.service.rps)} | ${f0(r.direct.rps)} | ${f2(r.ratio)} | ${r.service.p50} / ${r.service.p99} | ${f0(r.direct.p50)} / ${f0(r.direct.p99)} | ${r.at70.rate}/s: ${r.at70.p99} / ${r.at70Hop ? f0(r.at70Hop.p99) : '-'} / ${f0(r.at70Direct.p99)} | ${f3(r.service.cpuMsPerRequest)} | ${f3(r.service.esCpuMsPerRequest)} / ${f3(r.direct.esCpuMsPerRequest)} | ${f0(r.service.peakRssMb)} | ${hop} | ${rounds} | ${q} |`,
       );
     }
   }

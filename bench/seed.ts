@@ -6,13 +6,13 @@
  * `--reuse` can skip seeding.
  */
 import crypto from 'node:crypto';
-import type { Services } from '../src/resources/index.js';
+import type { Services } from '../src/container.js';
 import type { StoreContext } from '../src/store/client.js';
 import { DocStore } from '../src/store/doc-store.js';
 import type { OrganizationDoc } from '../src/resources/organizations/store.js';
 import { bulkEndpoints, refreshIndex } from '../test/helpers/endpoint-store.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
-import { Access } from '../src/http/auth.js';
+import { Access } from '../src/access/access.js';
 
 /** The shape of the organization tree: one distributor and ten MSPs, four levels each. */
 export interface OrgShape {

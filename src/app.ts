@@ -25,7 +25,7 @@ import { auditTrail } from './http/audit.js';
 import { consoleAssets } from './http/console.js';
 import { idpRechecker, ssoRouter, type IdentityProvider } from './http/sso.js';
 import { withDeepPaging } from './http/deep-paging.js';
-import { allRoutes, createServices, type Services } from './resources/index.js';
+import { allRoutes, createServices, type Services } from './container.js';
 import { API_VERSION } from './version.js';
 import { traceRequests } from './http/tracing.js';
 import { clientAddress } from './http/client-address.js';

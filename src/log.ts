@@ -6,10 +6,12 @@
  */
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
 import { ecsFormat } from '@elastic/ecs-pino-format';
-import type { LogFormat } from './config.js';
-import { currentTraceIds } from './tracing.js';
+import { currentTraceIds } from './trace-context.js';
 
 export type { Logger };
+
+/** How lines are written: pino's JSON, or the Elastic Common Schema (ECS_LOG_FORMAT). */
+export type LogFormat = 'json' | 'ecs';
 
 const SERVICE = 'endpoint-control-service';
 

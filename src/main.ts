@@ -2,7 +2,7 @@
 import { loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { startServer, type RunningServer } from './server.js';
-import { assertStartableConfig } from './start-checks.js';
+import { assertKnownIndices, assertStartableConfig } from './start-checks.js';
 import type { LocalNode } from './dev/local-elasticsearch.js';
 import { boundHeapGrowth } from './runtime.js';
 import { StoreAccessError } from './store/client.js';
@@ -13,7 +13,9 @@ boundHeapGrowth();
 /** A refused setting stops the start with one line naming it (no stack trace). */
 function configOrExit(): ReturnType<typeof loadConfig> {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    assertKnownIndices(config);
+    return config;
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);

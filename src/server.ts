@@ -8,9 +8,10 @@ import type { Logger } from './log.js';
 import { createApp, type AppHandle } from './app.js';
 import { discoverIdentityProvider, type IdentityProvider } from './http/sso.js';
 import { createClient, storeAccessFailure, type RefreshPolicy, type StoreContext, type StoreSecurity } from './store/client.js';
-import { ensureIndices } from './store/indices.js';
+import { ensureIndices } from './store/index-setup.js';
 import { SchemaKeeper } from './store/schema.js';
-import { onIndicesReady } from './resources/index.js';
+import { backgroundTasks, onIndicesReady } from './container.js';
+import { Lifecycle, taskOf } from './lifecycle.js';
 import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
 import { startTracing, type Tracing } from './tracing.js';
 import { SERVICE_VERSION } from './version.js';
@@ -88,23 +89,13 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   warnOpenOperations(handle.routes, config, log);
   let stopped = false;
 
-  // Background work of every instance, once the indices exist: the change-feed
-  // poller (caches keep their time limits until then) and heartbeat retention.
-  const { changeWatcher, changeRetention, heartbeatRetention, jobs, auditRetention } = handle.services;
   const schema = new SchemaKeeper(store, log, config.maintenance.schemaCheckSeconds * 1000, `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`);
+  // Background work, once the indices exist: the schema check first, then the container's tasks; stopped in reverse.
+  const background = new Lifecycle([taskOf('schema check', schema), ...backgroundTasks(handle.services)]);
   const ready = prepareIndices(store, handle, log, config.elasticsearchSecurity, () => stopped, schema);
   void ready.then(() => {
     if (stopped) return;
-    schema.start();
-    changeWatcher.start();
-    changeRetention.start();
-    heartbeatRetention.start();
-    jobs.runner.start();
-    jobs.retention.start();
-    auditRetention.start();
-    handle.services.ancestry.start();
-    handle.services.sessions.startSweeping();
-    handle.services.agentChannel.start();
+    background.start();
   }, () => undefined);
   // Serve only once indices exist when the store answers at start; otherwise serve (503s) and keep trying.
   let headStart: NodeJS.Timeout | undefined;
@@ -150,17 +141,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     ready,
     close: async () => {
       stopped = true;
-      schema.stop();
-      changeWatcher.stop();
-      handle.services.ancestry.stop();
-      handle.services.sessions.stopSweeping();
-      // Held agents are sent away first (503 / close 1012 with a spread Retry-After): they come back to another instance.
-      handle.services.agentChannel.stop();
-      await changeRetention.stop();
-      await heartbeatRetention.stop();
-      await jobs.runner.stop();
-      await auditRetention.stop();
-      await handle.services.orgs.moveTask?.stop();
+      await background.stop();
       // Stop accepting; keep-alive sockets close as soon as their in-flight request is answered.
       const sweeper = setInterval(() => server.closeIdleConnections(), 50);
       await new Promise<void>((resolve) => {

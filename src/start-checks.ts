@@ -2,9 +2,25 @@
 import { DEVELOPMENT_INSTALLER_SIGNING_KEY, type Config } from './config.js';
 import type { RouteSpec } from './http/routes.js';
 import type { Logger } from './log.js';
+import { loadTemplates } from './store/indices.js';
 
-/** Throws, naming the variable, when the service would sign installer URLs with the public development key. */
+/**
+ * Throws, naming the variable as a refused setting does, when ECS_INDEX_SHARDS_BY_INDEX names an
+ * index the service has no template for (the settings are read before the templates are known).
+ */
+export function assertKnownIndices(config: Config): void {
+  const known = new Set(loadTemplates().map((t) => t.name));
+  const unknown = Object.keys(config.indexLayout.shardsByIndex).filter((n) => !known.has(n));
+  if (unknown.length > 0) {
+    throw new Error(
+      `invalid configuration: "ECS_INDEX_SHARDS_BY_INDEX" failed custom validation because unknown index ${unknown.join(', ')}; known: ${[...known].join(', ')}`,
+    );
+  }
+}
+
+/** Throws, naming the variable, when the service would sign installer URLs with the public development key, or the layout names an unknown index. */
 export function assertStartableConfig(config: Config): void {
+  assertKnownIndices(config);
   if (config.installerSigningKey === DEVELOPMENT_INSTALLER_SIGNING_KEY && !config.development) {
     throw new Error(
       'refusing to start: ECS_INSTALLER_SIGNING_KEY is unset (or the development key), so installer URLs ' +

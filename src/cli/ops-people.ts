@@ -2,7 +2,7 @@
  * The ops commands about who may do what: organizations and tokens (`admin`, the admin
  * operations as the system role) and people's login sessions (`sessions`, docs/adr/0077-operators-end-sessions.md).
  */
-import { ROLES, type Role } from '../http/auth.js';
+import { ROLES, type Role } from '../access/principal.js';
 import { EXIT, UsageError, flag, fmt, onlyFlags, type CliIo, type Parsed, type Runtime } from './ops-runtime.js';
 
 function expiresAt(p: Parsed): Date | undefined {

@@ -6,11 +6,12 @@
 import os from 'node:os';
 import { parseArgs as parseCommandLine } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
+import { assertKnownIndices } from '../start-checks.js';
 import { createLogger, type Logger } from '../log.js';
-import { Access } from '../http/auth.js';
+import { Access } from '../access/access.js';
 import { createClient, storeAccessFailure, type StoreContext } from '../store/client.js';
-import { ensureIndices } from '../store/indices.js';
-import { createServices, type Services } from '../resources/index.js';
+import { ensureIndices } from '../store/index-setup.js';
+import { createServices, type Services } from '../container.js';
 import { startLocalNode, type LocalNode } from '../dev/local-elasticsearch.js';
 import type { ProgressStream } from './progress.js';
 
@@ -96,6 +97,7 @@ export interface Runtime {
 
 export async function startRuntime(io: CliIo): Promise<Runtime> {
   const config = loadConfig(io.env);
+  assertKnownIndices(config);
   const log = createLogger(io.env.LOG_LEVEL ? config.logLevel : 'warn', { write: (s: string) => void io.err.write(s) }, config.logFormat);
   let node: LocalNode | undefined;
   let url = config.elasticsearchUrl;

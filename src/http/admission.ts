@@ -18,11 +18,10 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
+import { LANES, shedRetryAfterSeconds, type Lane } from '../lanes.js';
 import { AgentLatency, DEFAULT_AGENT_LATENCY, type AgentLatencyOptions, type Verdict } from './agent-latency.js';
 
-/** Lanes in priority order. */
-export const LANES = ['agent', 'checkin', 'admin', 'interactive', 'heavy'] as const;
-export type Lane = (typeof LANES)[number];
+export { LANES, type Lane };
 
 export interface LaneSettings {
   /** Floor: the lane always admits at least this many at once. */
@@ -78,18 +77,6 @@ const GROWTH = 1.25;
 /** A store failure (5xx) of a lower lane's request: that lane backs off by this factor. */
 const FAILURE_SQUEEZE = 0.9;
 const RETRY_AFTER_SECONDS = 1;
-/**
- * A shed check-in's Retry-After is drawn from this range (seconds): the agents of a stopped
- * instance come back spread over it instead of all at once (docs/adr/0113-agent-channel.md).
- */
-export const CHECKIN_RETRY_AFTER_SECONDS = { min: 1, max: 10 } as const;
-
-/** Seconds to advise a shed request of `lane` to wait. */
-function retryAfter(lane: Lane): number {
-  if (lane !== 'checkin') return RETRY_AFTER_SECONDS;
-  const { min, max } = CHECKIN_RETRY_AFTER_SECONDS;
-  return min + Math.floor(Math.random() * (max - min + 1));
-}
 /** A queue not empty for this long is standing, not a burst (CoDel's interval). */
 const STANDING_MS = 100;
 /** In a standing queue a request waits at most this long (then it is shed, well within 50 ms). */
@@ -404,8 +391,8 @@ export class Admission {
     const own = !l.squeezed && caller !== undefined && LaneState.count(l.held, caller) - 1 >= share;
     this.shedTotal?.inc({ lane: l.name, status: own ? '429' : '503' });
     const err = own
-      ? new TooManyRequestsError(retryAfter(l.name), `too many concurrent ${l.name} requests from this token; retry later`)
-      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, retryAfter(l.name));
+      ? new TooManyRequestsError(shedRetryAfterSeconds(l.name, RETRY_AFTER_SECONDS), `too many concurrent ${l.name} requests from this token; retry later`)
+      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, shedRetryAfterSeconds(l.name, RETRY_AFTER_SECONDS));
     if (!own) shedAnswers.add(err);
     return err;
   }

@@ -4,16 +4,14 @@
  * never reaches these rules: a browser does not add that header on its own.
  */
 import crypto from 'node:crypto';
+import { csrfTokenFor } from '../access/tokens.js';
 
 /** Methods that change nothing; every other one is judged. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export const CSRF_HEADER = 'x-csrf-token';
 
-/** The session's CSRF token: derived from its secret, so it is never stored and dies with the session. */
-export function csrfTokenFor(sessionSecret: string): string {
-  return crypto.createHmac('sha256', sessionSecret).update('ecs csrf token').digest('base64url');
-}
+export { csrfTokenFor };
 
 export interface CsrfInput {
   method: string;

@@ -15,14 +15,18 @@
  * caller's organization filter is applied again each time; the cursor is also signed (HMAC)
  * and bound to the operation, the token and the request, so it cannot be forged, moved to
  * another search or index, or used by another token. docs/adr/0010-cursors-for-deep-pages.md says why both.
+ *
+ * The cursors are ./cursor-codec.ts, the NDJSON and CSV writers ./export-formats.ts; this file
+ * derives the routes.
  */
-import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import Joi from 'joi';
 import { AppError, BadRequestError } from '../errors.js';
 import { ok, type HandlerInput, type Reply, type RouteSpec } from './routes.js';
 import { RESULT_WINDOW, type PageRequest } from '../domain.js';
-import { callerKey } from './auth.js';
+import { callerKey } from '../access/principal.js';
+import { CursorCodec, fingerprint } from './cursor-codec.js';
+import { CSV, csvFormat, itemColumns, NDJSON, ndjson } from './export-formats.js';
 
 export interface DeepPagingOptions {
   /** Signs cursors; every instance behind one address must share it. */
@@ -36,8 +40,6 @@ export interface DeepPagingOptions {
 /** The `cursor` value that opens a cursor on the request's page. */
 export const CURSOR_START = 'start';
 export const EXPORT_BATCH = 1000;
-const NDJSON = 'application/x-ndjson';
-const CSV = 'text/csv';
 /** How often an export batch refused by a full lane is tried again (after its Retry-After). */
 const EXPORT_LANE_ATTEMPTS = 30;
 
@@ -45,147 +47,6 @@ export class NotAcceptableError extends AppError {
   constructor(message: string) {
     super(406, message);
   }
-}
-
-// ---- cursors ------------------------------------------------------------------------------
-
-interface CursorState {
-  v: 1;
-  /** operationId, token id, request fingerprint: what the cursor is bound to. */
-  op: string;
-  tok: string;
-  fp: string;
-  pit?: string;
-  after?: unknown;
-  /** The page this cursor returns, and the first page's total. */
-  page: number;
-  total: number;
-}
-
-const cursorState = Joi.object<CursorState>({
-  v: Joi.number().valid(1).required(),
-  op: Joi.string().required(),
-  tok: Joi.string().required(),
-  fp: Joi.string().required(),
-  pit: Joi.string(),
-  after: Joi.any(),
-  page: Joi.number().integer().min(0).required(),
-  total: Joi.number().integer().min(0).required(),
-});
-
-const INVALID_CURSOR =
-  'cursor is not valid for this search: pass the nextCursor of the previous page with the same request body and token, or start again with cursor=start';
-
-/** JSON with sorted keys, so the same request always fingerprints the same. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** The request a cursor continues: path parameters, criteria, size and sort (not the page). */
-function fingerprint(params: unknown, body: { pageRequest: PageRequest }): string {
-  const request = { params, body: { ...body, pageRequest: { ...body.pageRequest, page: undefined } } };
-  return crypto.createHash('sha256').update(canonical(request)).digest('base64url').slice(0, 22);
-}
-
-class CursorCodec {
-  private readonly key: Buffer;
-  constructor(signingKey: string) {
-    // A key of its own, derived from the configured secret (a cursor MAC is never an installer signature).
-    this.key = crypto.createHmac('sha256', signingKey).update('ecs-cursor-v1').digest();
-  }
-
-  private mac(payload: string): Buffer {
-    return crypto.createHmac('sha256', this.key).update(payload).digest();
-  }
-
-  encode(state: CursorState): string {
-    const payload = Buffer.from(JSON.stringify(state)).toString('base64url');
-    return `${payload}.${this.mac(payload).toString('base64url')}`;
-  }
-
-  /** The state of a cursor this service minted for this operation, token and request; 400 otherwise. */
-  decode(cursor: string, bound: { op: string; tok: string; fp: string }): CursorState {
-    const [payload, sig, ...rest] = cursor.split('.');
-    if (!payload || !sig || rest.length > 0) throw new BadRequestError(INVALID_CURSOR);
-    const given = Buffer.from(sig, 'base64url');
-    const expected = this.mac(payload);
-    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected))
-      throw new BadRequestError(INVALID_CURSOR);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    } catch {
-      throw new BadRequestError(INVALID_CURSOR);
-    }
-    const { value, error } = cursorState.validate(parsed);
-    if (error || value.op !== bound.op || value.tok !== bound.tok || value.fp !== bound.fp) {
-      throw new BadRequestError(INVALID_CURSOR);
-    }
-    return value;
-  }
-}
-
-// ---- formats ------------------------------------------------------------------------------
-
-interface Format {
-  contentType: string;
-  extension: string;
-  header?: string;
-  lines(items: unknown[]): string;
-}
-
-const ndjson: Format = {
-  contentType: NDJSON,
-  extension: 'ndjson',
-  lines: (items) => items.map((i) => `${JSON.stringify(i)}\n`).join(''),
-};
-
-/** A cell a spreadsheet would run as a formula (OWASP: = + - @, and tab or CR before them). */
-const FORMULA = /^[=+\-@\t\r]/;
-/** A cell RFC 4180 wants quoted. */
-const NEEDS_QUOTES = /[",\r\n]/;
-
-/** One CSV cell: text guarded against formulas, nested values as JSON, quoted when needed. */
-function csvCell(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  let text: string;
-  if (typeof value === 'string') text = FORMULA.test(value) ? `'${value}` : value;
-  else text = JSON.stringify(value);
-  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
-
-/**
- * RFC 4180 (CRLF records, quotes doubled, a field with a comma, quote or line break quoted) and
- * no spreadsheet formulas: a text cell starting with = + - @ (or tab, CR) gets a leading
- * apostrophe (OWASP's advice); numbers and booleans are written as they are; nested values
- * are JSON. Written here rather than with csv-stringify: measured on 1,000 endpoint records it
- * took 44 ms against 5 ms, and that time blocks the event loop once per batch (docs/adr/0011-exports.md).
- */
-function csvFormat(columns: string[]): Format {
-  return {
-    contentType: `${CSV}; charset=utf-8`,
-    extension: 'csv',
-    header: `${columns.map(csvCell).join(',')}\r\n`,
-    lines: (items) =>
-      items
-        .map((item) => `${columns.map((c) => csvCell((item as Record<string, unknown>)[c])).join(',')}\r\n`)
-        .join(''),
-  };
-}
-
-/** Top-level field names of the items of a page schema (the CSV columns), in declaration order. */
-function itemColumns(pageSchema: Joi.Schema | undefined): string[] {
-  const desc = pageSchema?.describe() as
-    { keys?: { items?: { items?: { keys?: Record<string, unknown> }[] } } } | undefined;
-  return Object.keys(desc?.keys?.items?.items?.[0]?.keys ?? {});
 }
 
 // ---- the declarations ---------------------------------------------------------------------

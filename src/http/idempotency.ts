@@ -17,8 +17,12 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { AppError, BadRequestError, ConflictError } from '../errors.js';
-import { callerKey, type Principal } from './auth.js';
+import { uuidFrom } from '../domain.js';
+import { callerKey, type Principal } from '../access/principal.js';
 import type { Reply } from './routes.js';
+import type { IdempotencyKeyRecord, IdempotencyKeyStore, IdempotentOutcome, StoredKeyRecord } from '../resources/idempotency/model.js';
+
+export type { IdempotencyKeyRecord, IdempotencyKeyStore, IdempotentOutcome, StoredKeyRecord };
 import type { Logger } from '../log.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -27,40 +31,6 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** 1–255 printable ASCII characters (space included, not at either end: Node trims those). */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
-
-/** A stored outcome: the reply, or the 4xx the operation answered. */
-export type IdempotentOutcome =
-  | { kind: 'reply'; status: number; body?: unknown; contentType?: string; headers?: Record<string, string> }
-  | { kind: 'error'; status: number; message: string; exception: string; headers?: Record<string, string> };
-
-export interface IdempotencyKeyRecord {
-  state: 'IN_FLIGHT' | 'DONE';
-  /** SHA-256 of the canonical request (query and validated body). */
-  requestHash: string;
-  /** Drawn at each (re)claim: the created id derives from it. */
-  nonce: string;
-  createdAt: string;
-  expiresAt: string;
-  outcome?: IdempotentOutcome;
-}
-
-export interface StoredKeyRecord {
-  record: IdempotencyKeyRecord;
-  seqNo: number;
-  primaryTerm: number;
-}
-
-/** What the flow needs from the key store (implemented in src/resources/idempotency). */
-export interface IdempotencyKeyStore {
-  /** Create-only write; the record holding the id when it is taken (undefined when claimed). */
-  claim(id: string, record: IdempotencyKeyRecord): Promise<StoredKeyRecord | undefined>;
-  /** Overwrites an expired record, conditional on the read; false when another request got there first. */
-  reclaim(id: string, record: IdempotencyKeyRecord, read: StoredKeyRecord): Promise<boolean>;
-  /** Records the outcome (state DONE). */
-  complete(id: string, outcome: IdempotentOutcome): Promise<void>;
-  /** Deletes the records expired before `now`, at most once per `minIntervalMs` per instance, in the background. */
-  purgeExpiredSoon(now: Date, minIntervalMs: number): void;
-}
 
 /** The key of a request to an idempotent operation; undefined when absent, 400 when malformed. */
 export function idempotencyKeyOf(ctx: Koa.Context): string | undefined {
@@ -86,14 +56,7 @@ function canonicalJson(value: unknown): string {
 
 const sha256 = (s: string): string => crypto.createHash('sha256').update(s).digest('hex');
 
-/** A name-based UUID (version 5 layout) from a hex digest. */
-export function uuidFrom(hex: string): string {
-  const h = hex.slice(0, 32).split('');
-  h[12] = '5';
-  h[16] = ((parseInt(h[16], 16) & 0x3) | 0x8).toString(16);
-  const s = h.join('');
-  return `${s.slice(0, 8)}-${s.slice(8, 12)}-${s.slice(12, 16)}-${s.slice(16, 20)}-${s.slice(20, 32)}`;
-}
+export { uuidFrom };
 
 export interface IdempotentRequest {
   principal: Principal;

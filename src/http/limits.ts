@@ -1,13 +1,9 @@
 /** Request time-out and the optional per-token rate limit (429 with Retry-After). */
 import type Koa from 'koa';
 import { ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
-import type { Principal } from './auth.js';
+import type { Principal } from '../access/principal.js';
 
-/**
- * The most buckets an aggregation answers; beyond it the criteria are too broad (400): the
- * answer would otherwise grow with the data (API4).
- */
-export const MAX_AGGREGATION_BUCKETS = 10_000;
+export { MAX_AGGREGATION_BUCKETS } from '../domain.js';
 
 /** Answers 503 when a request takes longer than `ms` (the work itself is not cancelled). */
 export function requestTimeout(ms: number): Koa.Middleware {

@@ -9,7 +9,7 @@ import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBo
 import type { Logger } from '../log.js';
 import { isLaneShed } from './admission.js';
 import type { ClientAddress } from './client-address.js';
-import { currentTraceIds } from '../tracing.js';
+import { currentTraceIds } from '../trace-context.js';
 
 export interface Metrics {
   registry: Registry;

@@ -4,7 +4,7 @@
  * `admin`. The identity provider is the source of truth; the service keeps no user table.
  * `system` is granted by a claim only when the operator allows it (ECS_OIDC_ALLOW_SYSTEM_GRANT).
  */
-import type { Grant } from './auth.js';
+import type { Grant } from '../access/principal.js';
 
 /** An organization id as the API accepts one (src/http/schemas.ts `id`). */
 const ORG_ID = /^[^\s/\\?#]{1,256}$/;

@@ -322,7 +322,7 @@ const idempotencyKeyParameter: JsonSchema = {
   in: 'header',
   required: false,
   description:
-    'Extension: a repeat with the same key and request from the same token answers the first outcome and creates nothing more; ' +
+    'Extension: a repeat with the same key and request from the same token answers the first outcome and creates or moves nothing more; ' +
     'the same key with another request answers 409. Keys expire after ECS_IDEMPOTENCY_KEY_TTL_SECONDS (default 24 h).',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
   'x-extension': true,
@@ -350,8 +350,9 @@ function parameters(spec: RouteSpec, components: Components): JsonSchema[] {
   if (spec.query) {
     const q = toSchema(spec.query, components);
     const required = new Set((q.required as string[] | undefined) ?? []);
-    for (const [name, schema] of Object.entries((q.properties as Record<string, JsonSchema>) ?? {})) {
-      out.push({ name, in: 'query', required: required.has(name), schema });
+    for (const [name, { deprecated, ...schema }] of Object.entries((q.properties as Record<string, JsonSchema>) ?? {})) {
+      // `.meta({ deprecated: true })` deprecates the parameter, where client generators look for it.
+      out.push({ name, in: 'query', required: required.has(name), ...(deprecated === true ? { deprecated } : {}), schema });
     }
   }
   return out;

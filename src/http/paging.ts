@@ -5,12 +5,7 @@
 import Joi from 'joi';
 import type { PageRequest } from '../domain.js';
 
-export interface Page<T> {
-  pageRequest: PageRequest;
-  totalCount: number;
-  totalPages: number;
-  items: T[];
-}
+export { toPage, type Page } from '../domain.js';
 
 export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -65,10 +60,6 @@ export function pagedCriteriaSchema(
         ...(sortable.length ? { sort: [{ field: sortable[0], direction: 'ASC' }] } : {}),
       },
     });
-}
-
-export function toPage<T>(pr: PageRequest, totalCount: number, items: T[]): Page<T> {
-  return { pageRequest: pr, totalCount, totalPages: Math.ceil(totalCount / pr.size), items };
 }
 
 /** The page request a page result echoes: the request's page and size, and its sort keys when given. */

@@ -6,9 +6,11 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
-import { admits, ANONYMOUS, callerKey, TOKEN_HEADER, type Authenticator, type OrgTree, type Principal } from './auth.js';
+import { admits, ANONYMOUS, callerKey, type Principal } from '../access/principal.js';
+import { TOKEN_HEADER, type Authenticator } from './auth.js';
+import type { OrgTree } from '../access/access.js';
 import { sessionOf, sessionSecretOf } from './sso.js';
-import type { SessionService } from '../resources/sessions/service.js';
+import type { LoginSessions } from '../resources/sessions/model.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
@@ -29,7 +31,7 @@ export interface MountDeps {
   /** Runs `idempotent` operations called with an Idempotency-Key. */
   idempotency: Idempotency;
   /** Login sessions (single sign-on configured): a request without a token may carry the session cookie. */
-  sessions?: { service: SessionService; publicOrigin: string };
+  sessions?: { service: LoginSessions; publicOrigin: string };
 }
 
 function tokenFrom(ctx: Koa.Context): string | undefined {

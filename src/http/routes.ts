@@ -5,8 +5,8 @@
  * from the same declarations.
  */
 import Joi from 'joi';
-import type { Access, Role } from './auth.js';
-import { ValidationError } from '../errors.js';
+import type { Access } from '../access/access.js';
+import type { Role } from '../access/principal.js';
 import type { Logger } from '../log.js';
 import type { Lane } from './admission.js';
 
@@ -31,7 +31,8 @@ export interface HandlerInput<P, Q, B> {
   path: string;
   /**
    * Set on an `idempotent` operation called with an Idempotency-Key: the id its created record
-   * must take (derived from the key; src/http/idempotency.ts). Undefined: the service draws one.
+   * (or its move, for a status move) must take (derived from the key; src/http/idempotency.ts).
+   * Undefined: the service draws one.
    */
   createdId?: string;
   /** The first of `types` the request's Accept header admits (false: none). */
@@ -78,9 +79,10 @@ export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
   /** True for operations beyond the spec (admin, reads a gateway needs). */
   extension?: boolean;
   /**
-   * A create whose record id the server generates: accepts an Idempotency-Key (extension) and
-   * passes `createdId` to its handler, which must create the record under that id and answer
-   * the existing record when that id already exists (src/http/idempotency.ts).
+   * Accepts an Idempotency-Key (extension) and passes `createdId` to its handler: a create makes
+   * its record under that id and answers the existing record when that id already exists; a
+   * status move stores it as the move's id and answers a move holding it as landed
+   * (src/http/idempotency.ts).
    */
   idempotent?: boolean;
   /**
@@ -140,74 +142,7 @@ export function koaPath(path: string): string {
   return path.replace(/\{([^}]+)\}/g, (_, n: string) => `:${paramKey(n)}`);
 }
 
-/**
- * Unknown fields are refused, never dropped: a misspelt field would otherwise change what a
- * request means (a criteria key ignored selects more). A type the document declares open says
- * so in its own schema (`.unknown(true)`); docs/adr/0060-unknown-fields-refused.md.
- */
-const joiOptions: Joi.ValidationOptions = {
-  abortEarly: false,
-  convert: true,
-  allowUnknown: false,
-  errors: { wrap: { label: false } },
-};
-
-/** A part without a declared schema takes nothing: an unknown query parameter is refused like an unknown field. */
-const NOTHING = Joi.object({});
-
-/** A fast acceptor: the value `schema` would produce for a value, or undefined when it cannot tell. */
-export type FastAccept = (value: unknown) => unknown;
-
-const fastAcceptors = new WeakMap<Joi.Schema, FastAccept>();
-
-/**
- * Gives a schema a fast acceptor, for bulk bodies where joi's per-rule machinery costs more
- * than the rest of the request (an inventory report of many items; bench/README.md has the
- * measurement). The acceptor answers only values it can vouch for, exactly as
- * joi would convert them; anything else (every error included) goes through joi. Each acceptor
- * has a property test holding it to joi's answer. The schema stays the one declaration that
- * the OpenAPI document is generated from.
- */
-export function withFastAccept<S extends Joi.Schema>(schema: S, accept: FastAccept): S {
-  fastAcceptors.set(schema, accept);
-  return schema;
-}
-
-export function fastAcceptorOf(schema: Joi.Schema): FastAccept | undefined {
-  return fastAcceptors.get(schema);
-}
-
-/**
- * Validates one part of a request; a 400 names every offending field by its path from the
- * part (`body.criteria.orgID is not allowed`). `strictWithout`: a part without a schema
- * refuses any value but an empty object (query parameters); otherwise it passes as is.
- */
-export function validatePart<T>(schema: Joi.Schema | undefined, value: unknown, where: string, strictWithout = false): T {
-  if (!schema) {
-    if (!strictWithout) return value as T;
-    schema = NOTHING;
-  }
-  const fast = fastAcceptors.get(schema)?.(value);
-  if (fast !== undefined) return fast as T;
-  const { value: out, error } = schema.validate(value, joiOptions);
-  if (error) {
-    const name = (d: Joi.ValidationErrorItem): string => [where, ...d.path.map(String)].join('.');
-    const messages = error.details.flatMap((d) => {
-      if (d.type === 'object.unknown') return [`${name(d)} is not allowed`];
-      // A union none of whose members matched: its members' unknown fields are named too, at any depth of unions.
-      const unknownIn = (item: Joi.ValidationErrorItem): string[] =>
-        item.type === 'object.unknown'
-          ? [`${name(item)} is not allowed`]
-          : item.type === 'alternatives.match'
-            ? ((item.context?.details ?? []) as Joi.ValidationErrorItem[]).flatMap(unknownIn)
-            : [];
-      return [`${name(d)}: ${d.message}`, ...unknownIn(d)];
-    });
-    const msg = [...new Set(messages)].join('; ');
-    throw new ValidationError(msg);
-  }
-  return out as T;
-}
+export { fastAcceptorOf, validatePart, withFastAccept, type FastAccept } from '../validation.js';
 
 /** Where a deep read stands (opaque to this layer): a point in time and the last sort values. */
 export interface DeepPosition {

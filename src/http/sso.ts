@@ -10,6 +10,11 @@
  *   POST /auth/backchannel-logout   OpenID Connect Back-Channel Logout 1.0
  *   GET  /auth/methods              which sign-in methods the console offers
  *
+ * The provider's discovery and rechecks are ./sso-provider.ts, the sealing of its refresh tokens
+ * ./sso-seal.ts, cookies and pages ./sso-pages.ts. These routes stay outside the route table:
+ * they answer redirects, cookies and HTML, not the API's JSON, and are not part of the served
+ * OpenAPI document.
+ *
  * The session itself lives in the store (src/resources/sessions); a request carrying its
  * cookie becomes the same Access as a token's (src/http/router.ts). While it lives, the
  * provider is asked again every ECS_SESSION_RECHECK_SECONDS with the refresh token it gave
@@ -19,175 +24,25 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import * as oidc from 'openid-client';
-import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { jwtVerify } from 'jose';
 import { koaBody } from 'koa-body';
-import type { OidcConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { BadRequestError, UnauthorizedError } from '../errors.js';
 import { grantsFromClaim } from './oidc-claims.js';
 import { csrfRefusal, CSRF_HEADER, signOutRefusal } from './csrf.js';
 import { ForbiddenError } from '../errors.js';
-import type { RequestRef, SessionAudit, SessionService, VerifiedSession } from '../resources/sessions/service.js';
-import { sessionEvent } from '../resources/sessions/service.js';
-import type { SessionDoc, SessionRecheck, SessionRechecker } from '../resources/sessions/model.js';
+import { sessionEvent } from '../resources/sessions/events.js';
+import type { LoginSessions, RequestRef, SessionAudit, VerifiedSession } from '../resources/sessions/model.js';
+import { consoleReturnPath, cookie, LOGIN_COOKIE, page, SESSION_COOKIE, sessionSecretOf } from './sso-pages.js';
+import type { IdentityProvider } from './sso-provider.js';
 
-export const SESSION_COOKIE = 'ecs_session';
-const LOGIN_COOKIE = 'ecs_login';
+export { consoleReturnPath, SESSION_COOKIE, sessionSecretOf } from './sso-pages.js';
+export { discoverIdentityProvider, idpRechecker, type IdentityProvider } from './sso-provider.js';
+export { RefreshTokenSeal } from './sso-seal.js';
+
 /** How long a sign-in may take at the identity provider. */
 const LOGIN_TTL_MS = 15 * 60_000;
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
-
-/** The identity provider, discovered at start. */
-export interface IdentityProvider {
-  settings: OidcConfig;
-  publicUrl: string;
-  config: oidc.Configuration;
-  /** Its signing keys (JWKS), for back-channel logout tokens. */
-  keys: JWTVerifyGetKey;
-  /** Seals its refresh tokens for the store. */
-  seal: RefreshTokenSeal;
-}
-
-/**
- * Discovers the identity provider (`/.well-known/openid-configuration` of ECS_OIDC_ISSUER).
- * Throws one sentence naming the variable when it is wrong or unreachable.
- */
-export async function discoverIdentityProvider(settings: OidcConfig, publicUrl: string, log: Logger): Promise<IdentityProvider> {
-  const insecure = settings.issuer.startsWith('http:');
-  let config: oidc.Configuration;
-  try {
-    config = await oidc.discovery(
-      new URL(settings.issuer),
-      settings.clientId,
-      undefined,
-      oidc.ClientSecretBasic(settings.clientSecret),
-      { ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}), timeout: 10 },
-    );
-  } catch (err) {
-    throw new Error(
-      `cannot use the identity provider: ECS_OIDC_ISSUER=${settings.issuer} did not answer its discovery document ` +
-        `(${settings.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration): ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-  const jwksUri = config.serverMetadata().jwks_uri;
-  if (!jwksUri) throw new Error(`cannot use the identity provider: ECS_OIDC_ISSUER=${settings.issuer} publishes no jwks_uri`);
-  if (insecure) log.warn({ issuer: settings.issuer }, 'ECS_OIDC_ISSUER is plain http: acceptable only for a local identity provider');
-  return { settings, publicUrl, config, keys: createRemoteJWKSet(new URL(jwksUri)), seal: new RefreshTokenSeal(settings.clientSecret) };
-}
-
-/** What a sealed refresh token is bound to: the person it was issued for. */
-const boundTo = (person: Pick<SessionDoc, 'issuer' | 'subject'>): Buffer => Buffer.from(`${person.issuer} ${person.subject}`);
-
-/**
- * Refresh tokens at rest: AES-256-GCM under a key derived from the client secret (a refresh
- * token is of no use without it anyway), bound to the person it was issued for, so a copy of
- * the sessions index yields nothing and a sealed token cannot be moved to another session.
- */
-export class RefreshTokenSeal {
-  private readonly key: Buffer;
-
-  constructor(clientSecret: string) {
-    this.key = Buffer.from(crypto.hkdfSync('sha256', clientSecret, 'ecs', 'login session refresh token', 32));
-  }
-
-  seal(token: string, person: Pick<SessionDoc, 'issuer' | 'subject'>): string {
-    const iv = crypto.randomBytes(12);
-    const cipher = crypto.createCipheriv('aes-256-gcm', this.key, iv).setAAD(boundTo(person));
-    const sealed = Buffer.concat([cipher.update(token, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-    return `v1.${iv.toString('base64url')}.${sealed.toString('base64url')}`;
-  }
-
-  /** The token, or undefined when it was sealed under another client secret or for another person. */
-  open(sealed: string, person: Pick<SessionDoc, 'issuer' | 'subject'>): string | undefined {
-    const [version, iv, body] = sealed.split('.');
-    if (version !== 'v1' || !iv || !body) return undefined;
-    const data = Buffer.from(body, 'base64url');
-    if (data.length < 16) return undefined;
-    try {
-      const decipher = crypto.createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url')).setAAD(boundTo(person));
-      decipher.setAuthTag(data.subarray(data.length - 16));
-      return Buffer.concat([decipher.update(data.subarray(0, data.length - 16)), decipher.final()]).toString('utf8');
-    } catch {
-      return undefined;
-    }
-  }
-}
-
-/** The roles claim of the ID token's claims, else of userinfo (read with the access token). Throws when userinfo cannot be read. */
-async function rolesClaimOf(p: IdentityProvider, claims: Record<string, unknown> | undefined, accessToken: string, subject: string): Promise<unknown> {
-  const inToken = claims?.[p.settings.rolesClaim];
-  if (inToken !== undefined) return inToken;
-  const userinfo: Record<string, unknown> = await oidc.fetchUserInfo(p.config, accessToken, subject);
-  return userinfo[p.settings.rolesClaim];
-}
-
-/**
- * Asks the identity provider about a session with its refresh token: a refused refresh
- * (`invalid_grant`: signed out there, disabled, deleted) ends it; otherwise the roles claim of
- * the new ID token (else userinfo) gives the person's grants now.
- */
-export function idpRechecker(p: IdentityProvider): SessionRechecker {
-  const { seal } = p;
-  return {
-    async recheck(doc: SessionDoc): Promise<SessionRecheck> {
-      const refreshToken = doc.refreshToken === undefined ? undefined : seal.open(doc.refreshToken, doc);
-      if (refreshToken === undefined) return { kind: 'ended', reason: 'its refresh token was sealed under another client secret' };
-      let tokens: Awaited<ReturnType<typeof oidc.refreshTokenGrant>>;
-      try {
-        tokens = await oidc.refreshTokenGrant(p.config, refreshToken);
-      } catch (err) {
-        if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
-          return { kind: 'ended', reason: `${err.error}${err.error_description ? `: ${err.error_description}` : ''}` };
-        }
-        throw err;
-      }
-      const claims = tokens.claims() as (oidc.IDToken & Record<string, unknown>) | undefined;
-      if (claims && claims.sub !== doc.subject) return { kind: 'ended', reason: 'the provider answered for another person' };
-      const { grants } = grantsFromClaim(await rolesClaimOf(p, claims, tokens.access_token, doc.subject), { allowSystem: p.settings.allowSystemGrant });
-      return {
-        kind: 'current',
-        grants,
-        ...(tokens.refresh_token ? { refreshToken: seal.seal(tokens.refresh_token, doc) } : {}),
-        ...(tokens.id_token ? { idToken: tokens.id_token } : {}),
-      };
-    },
-  };
-}
-
-/** A Set-Cookie value (built here: Koa refuses `Secure` cookies on the plain-http hop behind a TLS proxy). */
-function cookie(name: string, value: string, opts: { maxAgeSeconds: number; secure: boolean; path?: string }): string {
-  return [
-    `${name}=${value}`,
-    `Path=${opts.path ?? '/'}`,
-    `Max-Age=${opts.maxAgeSeconds}`,
-    'HttpOnly',
-    'SameSite=Lax',
-    ...(opts.secure ? ['Secure'] : []),
-  ].join('; ');
-}
-
-/** A `return` value the login may come back to: a path inside the console, never another origin. */
-export function consoleReturnPath(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 2048) return '/console';
-  // Backslashes and whitespace (control characters included) could turn a path into another origin in some browsers.
-  if (!/^\/console(?:[/?#]|$)/.test(value) || /[\\\s]/.test(value) || [...value].some((c) => c.charCodeAt(0) < 32)) return '/console';
-  return value;
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
-/** A small page for the browser (the sign-in ended without a session). */
-function page(ctx: Koa.Context, status: number, title: string, lines: string[]): void {
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Content-Security-Policy', "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
-  ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><main><h1>${escapeHtml(
-    title,
-  )}</h1>${lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('')}<p><a href="/console">Back to the console</a></p></main></body></html>`;
-}
 
 interface PendingLogin {
   state: string;
@@ -199,7 +54,7 @@ interface PendingLogin {
 
 export interface SsoDeps {
   idp: IdentityProvider | undefined;
-  sessions: SessionService;
+  sessions: LoginSessions;
   audit: SessionAudit;
   /** The console offers the token field (ECS_CONSOLE_TOKEN_SIGNIN). */
   tokenSignIn: boolean;
@@ -207,14 +62,9 @@ export interface SsoDeps {
   publicUrl: string | undefined;
 }
 
+/** The request an audit event of a session belongs to. */
 function requestRef(ctx: Koa.Context): RequestRef {
   return { requestId: String(ctx.state.requestId ?? ''), method: ctx.method, path: ctx.path };
-}
-
-/** The session cookie's secret, if the request carries one. */
-export function sessionSecretOf(ctx: Koa.Context): string | undefined {
-  const v = ctx.cookies.get(SESSION_COOKIE);
-  return v === undefined || v === '' ? undefined : v;
 }
 
 /**
@@ -225,7 +75,7 @@ export function sessionSecretOf(ctx: Koa.Context): string | undefined {
 export async function sessionOf(
   ctx: Koa.Context,
   secret: string,
-  sessions: SessionService,
+  sessions: LoginSessions,
   publicOrigin: string,
   rule: 'write' | 'sign-out' = 'write',
 ): Promise<VerifiedSession> {

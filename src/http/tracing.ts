@@ -6,7 +6,7 @@
  */
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
-import { incomingContext, markFailed, runInContext, startServerSpan } from '../tracing.js';
+import { incomingContext, markFailed, runInContext, startServerSpan } from '../trace-context.js';
 
 /** Attribute names of the service's own (beside OpenTelemetry's HTTP semantic conventions). */
 export const SPAN_ATTRIBUTES = {

@@ -14,7 +14,7 @@
  * call it carries, or linked to each of the calls it carries (src/tracing.ts, inBatchSpan).
  */
 import type { SpanContext } from '@opentelemetry/api';
-import { currentSpanContext, inBatchSpan } from '../tracing.js';
+import { currentSpanContext, inBatchSpan } from '../trace-context.js';
 
 /** The outcome of one item of a batch. */
 export type ItemOutcome<O> = { ok: true; value: O } | { ok: false; error: unknown };

@@ -2,7 +2,10 @@
 import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, ClusterConnectionPool, SniffingTransport, errors } from '@elastic/elasticsearch';
-import type { OrgAncestry } from './org-path.js';
+import type { OrgAncestry, OrgPathFields } from './org-path.js';
+import type { IndexLayout, StoreSecurity } from '../config.js';
+
+export type { IndexLayout, StoreSecurity };
 
 /**
  * How writes that callers read back through search become visible: `shared` waits for one
@@ -26,29 +29,15 @@ export interface StoreContext {
    * (src/store/org-path.ts). Unset: writes carry no ancestry (tools that copy stored documents).
    */
   ancestry?: OrgAncestry;
+  /**
+   * The org-scoped indices by logical name and where their records keep the organization, as
+   * their stores declare it (collected by the composition root): what a reindex and the ancestry
+   * rewrites stamp. Unset: none (a context without `ancestry` stamps nothing anyway).
+   */
+  orgScoped?: Readonly<Record<string, OrgPathFields>>;
 }
 
-/** How the service's indices are laid out on the cluster (ECS_INDEX_REPLICAS, ECS_INDEX_SHARDS*). */
-export interface IndexLayout {
-  /** Replicas of every index; unset: `auto_expand_replicas: 0-1` (none on one node, one on a cluster). */
-  replicas?: number;
-  /** Primary shards of every index created from now on (existing indices keep theirs until a reindex). */
-  shards: number;
-  /** Primary shards by logical index name, overriding `shards`. */
-  shardsByIndex: Record<string, number>;
-}
 
-/** Credentials and TLS trust for the cluster; at most one of `apiKey` and `username`/`password`. */
-export interface StoreSecurity {
-  /** Encoded API key, sent as `Authorization: ApiKey <key>`. */
-  apiKey?: string;
-  username?: string;
-  password?: string;
-  /** PEM file of the CA (or certificate) to trust. */
-  caFile?: string;
-  /** SHA-256 fingerprint of the CA (or leaf) certificate the node presents. */
-  caFingerprint?: string;
-}
 
 /** A start-up failure that retrying cannot cure (credentials, privileges, TLS trust); its message names the variable to fix. */
 export class StoreAccessError extends Error {

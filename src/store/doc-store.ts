@@ -14,7 +14,7 @@ import { Batcher, type BatcherOptions, type ItemOutcome } from './batcher.js';
 import { itemError } from './item-errors.js';
 import { pitPages } from './pit.js';
 import { ConflictError, WriteConflictError } from '../errors.js';
-import { ORG_SCOPED_INDICES, orgOf, pathsOf, stripPath, withPath, type OrgPathFields } from './org-path.js';
+import { orgOf, orgPathFields, pathsOf, stripPath, withPath, type OrgPathFields } from './org-path.js';
 
 export interface Stored<T> extends DocVersion {
   id: string;
@@ -44,6 +44,11 @@ export type SearchBody = Omit<estypes.SearchRequest, 'index'>;
 
 /** Coalescing of concurrent reads (see batcher.ts); unset: every call is its own request. */
 export interface DocStoreBatching {
+  /**
+   * Set by the stores of org-scoped indices: where their records keep their organization
+   * (`orgId`, or a dotted path); their records then carry its ancestry (org-path.ts).
+   */
+  orgField?: string;
   /** Realtime gets → one multi-get. */
   reads?: BatcherOptions;
   /** Searches → one multi-search. */
@@ -84,7 +89,7 @@ export class DocStore<T extends object> {
     batching: DocStoreBatching = {},
   ) {
     this.index = aliasName(ctx.prefix, logicalIndex);
-    this.orgPath = ORG_SCOPED_INDICES[logicalIndex];
+    this.orgPath = batching.orgField ? orgPathFields(batching.orgField) : undefined;
     if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), { name: `coalesced mget ${logicalIndex}`, ...batching.reads });
     if (batching.searches) {
       this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), { name: `coalesced msearch ${logicalIndex}`, ...batching.searches });

@@ -1,5 +1,5 @@
 /**
- * Index templates, aliases and start-up checks. Each file in `index-templates/` is one
+ * Index templates and aliases, as data (set-up on the cluster: ./index-setup.ts). Each file in `index-templates/` is one
  * composable template (`template.settings`, `template.mappings`, `_meta.version`); the
  * logical index `<name>` is written and read through the alias `<prefix>-<name>`, which
  * points at a versioned concrete index `<prefix>-<name>-000001` so a reindex can swap it.
@@ -8,11 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { estypes } from '@elastic/elasticsearch';
-import type { IndexLayout, StoreContext } from './client.js';
-import { aliasName } from './client.js';
-import type { Logger } from '../log.js';
-import { esErrorType } from './errors.js';
-import { emptyCheck, logCheck, putTemplatesGuarded, upgradeMappings, type SchemaCheck } from './schema.js';
+import { aliasName, type IndexLayout } from './client.js';
 
 const templatesDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'index-templates');
 
@@ -52,7 +48,7 @@ export function concreteIndexName(prefix: string, logical: string, generation: n
 }
 
 /** Replica settings of the layout: an explicit count turns auto-expand off. */
-function replicaSettings(layout: IndexLayout | undefined): {
+export function replicaSettings(layout: IndexLayout | undefined): {
   auto_expand_replicas: string;
   number_of_replicas?: number;
 } {
@@ -62,7 +58,7 @@ function replicaSettings(layout: IndexLayout | undefined): {
 }
 
 /** Primary shards the layout asks for one logical index; undefined: the template file's. */
-function layoutShards(layout: IndexLayout | undefined, name: string): number | undefined {
+export function layoutShards(layout: IndexLayout | undefined, name: string): number | undefined {
   return layout?.shardsByIndex[name] ?? layout?.shards;
 }
 
@@ -80,87 +76,4 @@ export function layoutSettings(layout: IndexLayout | undefined, name: string): e
     ...replicaSettings(layout),
     'write.wait_for_active_shards': '1',
   };
-}
-
-/** Puts the template for one logical index (idempotent), with its schema version as the template's `version` and `_meta.version`. */
-export async function putTemplate(ctx: StoreContext, t: IndexTemplateFile): Promise<void> {
-  const alias = aliasName(ctx.prefix, t.name);
-  await ctx.client.indices.putIndexTemplate({
-    name: alias,
-    index_patterns: [`${alias}-*`],
-    priority: 100,
-    version: t.version,
-    template: {
-      settings: { ...t.template.settings, ...layoutSettings(ctx.layout, t.name) },
-      mappings: { ...t.template.mappings, _meta: { ...(t.template.mappings._meta ?? {}), version: t.version } },
-    },
-    _meta: { version: t.version },
-  });
-}
-
-/**
- * Applies the templates (never over a newer version: src/store/schema.ts) and makes sure each
- * alias exists; brings older mappings to this instance's version in place where Elasticsearch
- * accepts it, and warns about those that need a new generation (the SchemaKeeper makes it, in
- * the background). Safe to run concurrently from several instances, of one release or two.
- */
-export async function ensureIndices(ctx: StoreContext, log: Logger): Promise<SchemaCheck> {
-  const templates = loadTemplates();
-  const check = emptyCheck();
-  await putTemplatesGuarded(ctx, templates, true, check);
-  for (const t of templates) {
-    const alias = aliasName(ctx.prefix, t.name);
-    const exists = await ctx.client.indices.existsAlias({ name: alias });
-    if (!exists) {
-      try {
-        await ctx.client.indices.create({
-          index: concreteIndexName(ctx.prefix, t.name, 1),
-          aliases: { [alias]: { is_write_index: true } },
-        });
-      } catch (err) {
-        if (esErrorType(err) !== 'resource_already_exists_exception') throw err;
-      }
-      continue;
-    }
-    await applyLayout(ctx, t.name, log);
-  }
-  await upgradeMappings(ctx, templates, check, log);
-  for (const index of check.mappingsInPlace) log.info({ index }, `index ${index}: mapping updated in place`);
-  logCheck(log, check);
-  return check;
-}
-
-/**
- * Brings the replicas of an existing index (the generation behind its alias) in line with the
- * layout: an operator who changes ECS_INDEX_REPLICAS expects it to take effect. Primary shards
- * cannot change in place; a difference is logged with the reindex that applies it.
- */
-async function applyLayout(ctx: StoreContext, name: string, log: Logger): Promise<void> {
-  const alias = aliasName(ctx.prefix, name);
-  const want = replicaSettings(ctx.layout);
-  const wantShards = layoutShards(ctx.layout, name);
-  const res = await ctx.client.indices.getSettings({ index: alias, flat_settings: true });
-  for (const [index, state] of Object.entries(res)) {
-    const s = (state.settings ?? {}) as Record<string, unknown>;
-    const expand = String(s['index.auto_expand_replicas'] ?? 'false');
-    const replicas = Number(s['index.number_of_replicas'] ?? 1);
-    const differs =
-      want.number_of_replicas === undefined
-        ? expand !== want.auto_expand_replicas
-        : expand !== 'false' || replicas !== want.number_of_replicas;
-    if (differs) {
-      await ctx.client.indices.putSettings({ index, settings: { index: want } });
-      log.info(
-        { index, from: { auto_expand_replicas: expand, number_of_replicas: replicas }, to: want },
-        `index ${index}: replicas updated`,
-      );
-    }
-    const shards = Number(s['index.number_of_shards']);
-    if (wantShards !== undefined && shards !== wantShards) {
-      log.warn(
-        { index, alias, shards, layoutShards: wantShards },
-        `index ${index} has ${shards} primary shards, the layout asks ${wantShards}; run: npm run ops -- reindex ${name} --force`,
-      );
-    }
-  }
 }

@@ -12,7 +12,7 @@ import { aliasName, readRetries, type StoreContext } from './client.js';
 import { storeCall } from './errors.js';
 import { pitPages } from './pit.js';
 import { itemError } from './item-errors.js';
-import { ORG_SCOPED_INDICES, orgOf, pathsOf, withPath, type OrgPathFields } from './org-path.js';
+import { orgOf, pathsOf, withPath, type OrgPathFields } from './org-path.js';
 
 type Query = estypes.QueryDslQueryContainer;
 
@@ -50,7 +50,7 @@ export function movedAway(orgId: string, from: string[], to: string[]): StaleSel
  */
 export async function countStale(ctx: StoreContext, select: StaleSelector, opts: { refresh?: boolean } = {}): Promise<number> {
   let n = 0;
-  for (const [logical, f] of Object.entries(ORG_SCOPED_INDICES)) {
+  for (const [logical, f] of Object.entries(ctx.orgScoped ?? {})) {
     const index = aliasName(ctx.prefix, logical);
     if (opts.refresh) await storeCall(() => ctx.client.indices.refresh({ index, ignore_unavailable: true }));
     const res = await storeCall(() => ctx.client.count({ index, query: select(f), ignore_unavailable: true }, readRetries));
@@ -72,7 +72,7 @@ export async function rewriteOrgPaths(
   const ancestry = ctx.ancestry;
   if (!ancestry) throw new Error('rewriting organization paths needs the organization tree (StoreContext.ancestry)');
   let rewritten = 0;
-  for (const [logical, f] of Object.entries(ORG_SCOPED_INDICES)) {
+  for (const [logical, f] of Object.entries(ctx.orgScoped ?? {})) {
     const index = aliasName(ctx.prefix, logical);
     // Updates made by an earlier pass must be searchable, or this pass would pick them again.
     await storeCall(() => ctx.client.indices.refresh({ index, ignore_unavailable: true }));

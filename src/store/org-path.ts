@@ -14,21 +14,20 @@ export interface OrgPathFields {
   path: string;
 }
 
-/** The org-scoped indices: read by subtree, so their records carry the ancestry. */
-export const ORG_SCOPED_INDICES: Readonly<Record<string, OrgPathFields>> = {
-  endpoints: { org: 'orgId', path: 'orgPath' },
-  jobs: { org: 'orgId', path: 'orgPath' },
-  licenses: { org: 'orgId', path: 'orgPath' },
-  'org-license-contracts': { org: 'orgId', path: 'orgPath' },
-  'network-hosts': { org: 'orgId', path: 'orgPath' },
-  'network-heartbeats': { org: 'orgId', path: 'orgPath' },
-  'software-inventory': { org: 'orgId', path: 'orgPath' },
-  audit: { org: 'target.orgId', path: 'target.orgPath' },
-};
-
 /** The path field beside an organization field (`orgId` → `orgPath`, `target.orgId` → `target.orgPath`). */
 export function pathFieldOf(orgField: string): string {
   return orgField.replace(/orgId$/, 'orgPath');
+}
+
+/** The fields of an index whose records keep their organization in `orgField`, the ancestry beside it. */
+export function orgPathFields(orgField: string): OrgPathFields {
+  return { org: orgField, path: pathFieldOf(orgField) };
+}
+
+/** An org-scoped index, as its store declares it: its logical name and where its records keep their organization. */
+export interface OrgScopedIndex {
+  index: string;
+  orgField: string;
 }
 
 /** Answers an organization's ancestry (the organization tree, injected into the store context). */

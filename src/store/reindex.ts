@@ -28,11 +28,12 @@
 import type { estypes } from '@elastic/elasticsearch';
 import type { StoreContext } from './client.js';
 import { aliasName } from './client.js';
-import { concreteIndexName, loadTemplates, putTemplate } from './indices.js';
+import { concreteIndexName, loadTemplates } from './indices.js';
+import { putTemplate } from './put-template.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { esErrorType } from './errors.js';
 import { pitPages } from './pit.js';
-import { ORG_SCOPED_INDICES, orgOf, pathsOf, withPath, type OrgPathFields } from './org-path.js';
+import { orgOf, pathsOf, withPath, type OrgPathFields } from './org-path.js';
 
 export type ReindexPhase = 'copy' | 'catch-up' | 'final';
 
@@ -116,7 +117,7 @@ export class Reindexer {
     const t = loadTemplates().find((x) => x.name === name);
     if (!t) throw new NotFoundError(`no index template named ${name}; known: ${reindexableIndices().join(', ')}`);
     await putTemplate(this.ctx, t);
-    this.orgFields = this.ctx.ancestry ? ORG_SCOPED_INDICES[name] : undefined;
+    this.orgFields = this.ctx.ancestry ? this.ctx.orgScoped?.[name] : undefined;
     const alias = aliasName(this.ctx.prefix, name);
     const members = await this.client.indices.getAlias({ name: alias }).catch((err: unknown) => {
       if ((err as { meta?: { statusCode?: number } }).meta?.statusCode === 404) {

@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import { expectErrorBody, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { P, type Api } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
 
 interface StoreProxy {
   url: string;
@@ -72,15 +73,6 @@ async function storeProxy(target: string): Promise<StoreProxy> {
   };
 }
 
-/** Polls `cond` until it holds (no fixed sleep decides anything). */
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
-}
-
 function metricValue(text: string, name: string, labels: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
   return line === undefined ? NaN : Number(line.split(' ').pop());
@@ -130,7 +122,7 @@ describe('admission lanes', function () {
     const marker = await t.world.org(undefined, uid('held'));
     proxy.holdBodiesWith(marker);
     const holding = t.admin.post('/report/host-info/aggregation', { orgIds: [marker], column: 'os' });
-    await until(() => proxy.held === 1, 'the heavy request to reach the store');
+    await until('the heavy request to reach the store', () => proxy.held === 1, 15_000, 0);
 
     const metrics = await t.anon.get<string>('/metrics');
     expect(metricValue(metrics.body, 'ecs_admission_in_flight', 'lane="heavy"')).to.equal(1);

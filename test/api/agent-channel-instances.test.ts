@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
-import { waitFor } from '../helpers/wait.js';
+import { retryPause, waitFor } from '../helpers/wait.js';
 import { createMessage, longPoll, simAgent, SimSocket, type ChannelMessage, type SimAgent } from '../helpers/agent-channel.js';
 
 const WITHIN_MS = 1000;
@@ -116,7 +116,8 @@ describe('the agent channel across instances', function () {
       const n = 4 + Math.floor(rnd() * 6);
       await Promise.all(
         Array.from({ length: n }, async () => {
-          await new Promise((r) => setTimeout(r, Math.floor(rnd() * 300)));
+          // The creates spread over 300 ms in a seeded order: the interleaving under test, not a wait for a condition.
+          await retryPause(Math.floor(rnd() * 300));
           created.push((await createMessage(rnd() < 0.5 ? admin.a : admin.b, agent.endpointId)).id);
         }),
       );

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { uid, useTenants } from '../helpers/app.js';
 import { createEndpointDocs, agentDoc } from '../helpers/endpoint-store.js';
-import { waitFor } from '../helpers/wait.js';
+import { retryPause, waitFor } from '../helpers/wait.js';
 import { createMessage, longPoll, SimSocket, type ChannelMessage } from '../helpers/agent-channel.js';
 
 const AGENTS = 1000;
@@ -49,7 +49,7 @@ describe('a thousand agents holding the channel on one instance', function () {
         } catch (err) {
           // Shed by the check-in lane: taken up again after its advice, as an agent does.
           if ((err as { status?: number }).status !== 503) throw err;
-          await new Promise((r) => setTimeout(r, 100));
+          await retryPause(100);
         }
       }
     });

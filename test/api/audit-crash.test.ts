@@ -19,6 +19,7 @@ import { expect } from 'chai';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { P } from '../helpers/http.js';
+import { until, waitFor } from '../helpers/wait.js';
 
 const WORKERS = 24;
 /** Writes acknowledged before the audit bulks are held (enough to span many group commits). */
@@ -130,7 +131,7 @@ describe('audit trail: crash guarantee', () => {
       proc.stderr?.on('data', () => undefined);
       void exited.then((code) => reject(new Error(`exited early with ${code}: ${head}`)));
     });
-    while ((await fetch(`${url}/health/ready`)).status !== 200) await new Promise((r) => setTimeout(r, 200));
+    await until('the service ready', async () => (await fetch(`${url}/health/ready`)).status === 200, 120_000, 200);
 
     const headers = (requestId: string): Record<string, string> => ({
       'x-auth-token': token,
@@ -159,8 +160,8 @@ describe('audit trail: crash guarantee', () => {
     };
     const worker = async (): Promise<void> => {
       // Bounded: stops at the kill, or after 20 s whatever happens.
-      const until = Date.now() + 20_000;
-      while (!killed && Date.now() < until) {
+      const deadline = Date.now() + 20_000;
+      while (!killed && Date.now() < deadline) {
         const requestId = `crash-${crypto.randomBytes(8).toString('hex')}`;
         inFlight++;
         try {
@@ -182,11 +183,8 @@ describe('audit trail: crash guarantee', () => {
     };
     // Kills once audit bulks are held (writes waiting on their events), bounded in time.
     const killer = async (): Promise<void> => {
-      const until = Date.now() + 25_000;
-      while (!killed && Date.now() < until) {
-        if (store.held >= HELD_AT_KILL && inFlight > 0) kill();
-        else await new Promise((r) => setTimeout(r, 5));
-      }
+      const due = await waitFor(async () => killed || (store.held >= HELD_AT_KILL && inFlight > 0), Boolean, 25_000, 5);
+      if (due.met && !killed) kill();
     };
     await Promise.all([...Array.from({ length: WORKERS }, () => worker()), killer()]);
     expect(killed, `the load reached ${acked.size} acknowledged writes`).to.equal(true);

@@ -1,8 +1,10 @@
 /**
  * A command move whose first attempt landed but was answered with an error: Elasticsearch
  * re-sent the write (the re-send meets the write it repeats: 409), or the answer was lost (503)
- * and the gateway retries. Either way the message ends SENT with its delivery record, never
- * SENT without it. The service reaches the store through a proxy that causes exactly that.
+ * and the gateway repeats its request under the same Idempotency-Key. Either way the message
+ * ends SENT with its delivery record, never SENT without it; a repeat without a key, or a
+ * rival's move, is refused (docs/adr/0111-command-moves-named-by-their-caller.md). The service
+ * reaches the store through a proxy that causes exactly that.
  */
 import { expect } from 'chai';
 import { expectErrorBody, startTestApp, type TestApp } from '../helpers/app.js';
@@ -67,21 +69,35 @@ describe('command moves re-sent by the store', function () {
     expect((await admin.get<Message>(`/command-message/${m.id}`)).body.retries).to.equal(1);
   });
 
-  it('a SENT move whose answer was lost (503) is completed by the retry: the delivery record is written, and only once is it a move', async () => {
+  it('a SENT move whose answer was lost (503) is completed by its repeat under the same Idempotency-Key: the delivery is written once, the move made once', async () => {
+    const m = await message();
+    const key = { headers: { 'Idempotency-Key': `move-${m.id}` } };
+    proxy.loseAnswerOfNext(MOVE);
+    expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`, undefined, key), 503);
+    const landed = (await admin.get<Message>(`/command-message/${m.id}`)).body;
+    expect(landed.status).to.equal('SENT');
+    expectErrorBody(await admin.get(`/command-message/delivery/${m.uuid}`), 404);
+    const repeat = await admin.patch<Message>(`/command-message/${m.id}/status/SENT`, undefined, key);
+    expect(repeat.status, repeat.text).to.equal(200);
+    expect(repeat.body).to.deep.equal(landed);
+    const delivery = await admin.get<{ status: string }>(`/command-message/delivery/${m.uuid}`);
+    expect(delivery.status, delivery.text).to.equal(200);
+    expect(delivery.body.status).to.equal('DELIVERED');
+    // The outcome is kept: the same key answers it again, with nothing written.
+    const again = await admin.patch<Message>(`/command-message/${m.id}/status/SENT`, undefined, key);
+    expect(again.status, again.text).to.equal(200);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect((await admin.get<Message>(`/command-message/${m.id}`)).body).to.deep.equal(landed);
+  });
+
+  it('a SENT move for a message that is SENT without its delivery record is a 409 without a key: the state cannot tell a repeat from a rival', async () => {
     const m = await message();
     proxy.loseAnswerOfNext(MOVE);
     expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`), 503);
     expect((await admin.get<Message>(`/command-message/${m.id}`)).body.status).to.equal('SENT');
+    expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`), 409);
+    expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`, undefined, { headers: { 'Idempotency-Key': `other-${m.id}` } }), 409);
     expectErrorBody(await admin.get(`/command-message/delivery/${m.uuid}`), 404);
-    const retry = await admin.patch<Message>(`/command-message/${m.id}/status/SENT`);
-    expect(retry.status, retry.text).to.equal(200);
-    expect(retry.body.status).to.equal('SENT');
-    const delivery = await admin.get<{ status: string }>(`/command-message/delivery/${m.uuid}`);
-    expect(delivery.status, delivery.text).to.equal(200);
-    expect(delivery.body.status).to.equal('DELIVERED');
-    // Complete now: SENT is final, another SENT is refused as before.
-    const again = await admin.patch(`/command-message/${m.id}/status/SENT`);
-    expectErrorBody(again, 409);
   });
 
   it('a conflict that is not the move itself stays a 409', async () => {
@@ -91,4 +107,42 @@ describe('command moves re-sent by the store', function () {
     expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`), 409);
     expectErrorBody(await admin.get(`/command-message/delivery/${m.uuid}`), 404);
   });
+});
+
+describe('rival command moves through two instances', function () {
+  this.timeout(300_000);
+  const CALLERS = 10;
+  let a: TestApp;
+  let b: TestApp;
+
+  before(async () => {
+    a = await startTestApp();
+    b = await startTestApp();
+  });
+  after(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  for (const keyed of [false, true]) {
+    it(`${CALLERS} callers moving one CREATED message to SENT at once${keyed ? ', each with its own Idempotency-Key,' : ''} get one 200 and ${CALLERS - 1} 409s, and one delivery`, async () => {
+      const org = await a.world.org();
+      const token = await a.world.token('admin', org);
+      const [viaA, viaB] = [a.world.as(token), b.world.as(token)];
+      const endpointId = (await a.world.endpoint(org)).id;
+      for (let run = 0; run < 5; run++) {
+        const m = await viaA.post<Message>(`/command-message/endpoint/${endpointId}`, { module: 'cmd', name: 'ping' });
+        expect(m.status, m.text).to.equal(201);
+        const results = await Promise.all(
+          Array.from({ length: CALLERS }, (_, i) =>
+            (i % 2 ? viaB : viaA).patch<Message>(`/command-message/${m.body.id}/status/SENT`, undefined, keyed ? { headers: { 'Idempotency-Key': `caller-${i}` } } : {}),
+          ),
+        );
+        const counts = results.reduce<Record<number, number>>((c, r) => ({ ...c, [r.status]: (c[r.status] ?? 0) + 1 }), {});
+        expect(counts, results.map((r) => r.text).join('\n')).to.deep.equal({ 200: 1, 409: CALLERS - 1 });
+        const delivery = await viaB.get<{ status: string }>(`/command-message/delivery/${m.body.uuid}`);
+        expect(delivery.status, delivery.text).to.equal(200);
+      }
+    });
+  }
 });

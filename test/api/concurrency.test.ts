@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { uid, type EndpointRecord, useOrg } from '../helpers/app.js';
 import type { ApiResponse } from '../helpers/http.js';
 import { LICENSE_STATES, LICENSE_TRANSITIONS, type LicenseState } from '../../src/resources/licenses/model.js';
+import { retryPause } from '../helpers/wait.js';
 
 const CLIENTS = 50;
 
@@ -16,8 +17,6 @@ function statuses(results: ApiResponse[]): Record<number, number> {
   for (const r of results) out[r.status] = (out[r.status] ?? 0) + 1;
   return out;
 }
-
-const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * An answer the admission lanes gave at the door (docs/adr/0030-shedding-at-the-door.md): the
@@ -35,7 +34,7 @@ async function unlessShed<T>(send: () => Promise<ApiResponse<T>>): Promise<ApiRe
   for (;;) {
     const res = await send();
     if (!shedAtTheDoor(res)) return res;
-    await pause(Number(res.headers.get('retry-after')) * 1000);
+    await retryPause(Number(res.headers.get('retry-after')) * 1000);
   }
 }
 
@@ -51,7 +50,7 @@ async function incrementWithRetry(read: () => Promise<ApiResponse<Record<string,
     const res = await unlessShed(() => write(rec.body));
     if (res.status === 200) return attempt;
     expect(res.status, res.text).to.equal(409);
-    await pause(Math.random() * 20 * Math.min(attempt, 5));
+    await retryPause(Math.random() * 20 * Math.min(attempt, 5));
   }
 }
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { RUN_PREFIX, startTestApp, ADMIN_TOKEN, type TestApp } from '../helpers/app.js';
-import { buildOrgFixture } from '../helpers/org-fixture.js';
+import { buildStockedOrg } from '../helpers/stocked-org.js';
 import { fuzz } from '../fuzz/fuzz.js';
 
 describe('fuzzing every operation from the OpenAPI document (bounded; `npm run fuzz` runs many more)', () => {
@@ -14,7 +14,7 @@ describe('fuzzing every operation from the OpenAPI document (bounded; `npm run f
   it('no 5xx, section-7 errors, conforming responses, no 400 to a request the document accepts, and the process stays up', async function () {
     this.timeout(600_000);
     // Real records for path parameters (one case in three names one), and an org-scoped admin token.
-    const fixture = await buildOrgFixture(t);
+    const fixture = await buildStockedOrg(t);
     const runs = Number(process.env.FUZZ_RUNS ?? 12);
     const stats = await fuzz(
       { url: t.url, openapi: t.server.handle.openapi, tokens: { system: ADMIN_TOKEN, scoped: fixture.tokens.admin }, known: fixture.params },

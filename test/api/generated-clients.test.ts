@@ -20,6 +20,7 @@ interface FlowResult {
   conflict: { status: number; error: string };
   pages: number;
   walked: string[];
+  dryRun: { matched: number; allAgents: boolean };
   job: { id?: string; state: string };
   repeatedJob: { id?: string };
 }
@@ -108,6 +109,14 @@ describe('generated clients (openapi-generator typescript-fetch and java)', func
     expect(agent).not.to.contain('serialId');
   });
 
+  it('types each operation by its one success answer, and each field by a named type, not by a parameter the type resembles', () => {
+    const jobApi = fs.readFileSync(path.join(TS, 'apis', 'JobApi.ts'), 'utf8');
+    expect(jobApi).to.match(/async createJob\(requestParameters: CreateJobRequest[^)]*\): Promise<Job>/);
+    expect(jobApi).to.match(/async dryRunJob\(requestParameters: DryRunJobRequest[^)]*\): Promise<JobDryRun>/);
+    const newToken = fs.readFileSync(path.join(TS, 'models', 'NewToken.ts'), 'utf8');
+    expect(newToken).to.match(/expiresAt\?: TokenExpiry;/);
+  });
+
   it("compiles the TypeScript client with a device team's flow under tsc --strict, and the flow works against the service", async () => {
     fs.copyFileSync(path.resolve('test/clients/typescript-flow.ts'), path.join(TS, 'flow.ts'));
     fs.writeFileSync(
@@ -137,6 +146,7 @@ describe('generated clients (openapi-generator typescript-fetch and java)', func
     expect(r.conflict).to.include({ status: 409, error: 'Conflict' });
     expect(r.walked).to.have.members(r.created);
     expect(r.pages).to.equal(2);
+    expect(r.dryRun).to.include({ matched: 3, allAgents: false });
     expect(r.job.state).to.equal('QUEUED');
     expect(r.repeatedJob.id).to.equal(r.job.id);
   });

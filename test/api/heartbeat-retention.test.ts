@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
-import { ensureIndices } from '../../src/store/indices.js';
+import { ensureIndices } from '../../src/store/index-setup.js';
 import { reindex } from '../../src/store/reindex.js';
 import { createLogger } from '../../src/log.js';
 import { ConflictError } from '../../src/errors.js';

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { waitFor } from '../helpers/wait.js';
+import { until, waitFor } from '../helpers/wait.js';
 import { Client } from '@elastic/elasticsearch';
 import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type EndpointRecord, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
@@ -18,14 +18,6 @@ import { freePort, startLocalNode, stopLocalNode, type LocalNode } from '../../s
 
 const key = (): string => uid('idem-key');
 const withKey = (k: string): { headers: Record<string, string> } => ({ headers: { 'Idempotency-Key': k } });
-
-async function until(what: string, ok: () => Promise<boolean>, deadlineMs = 60_000): Promise<void> {
-  const start = Date.now();
-  while (!(await ok().catch(() => false))) {
-    if (Date.now() - start > deadlineMs) throw new Error(`${what}: not within ${deadlineMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** Agents of one organization, counted through the API's search. */
 async function agentCount(api: Api, orgId: string): Promise<number> {
@@ -214,10 +206,10 @@ describe('Idempotency-Key expiry', function () {
     await until('the key expires', async () => {
       later = await admin.post<EndpointRecord>('/endpoint', body, withKey(k));
       return later.headers.get('idempotent-replayed') === null;
-    });
+    }, 60_000, 200);
     expect(later?.status).to.equal(200);
     expect(later?.body.id).to.not.equal(first.body.id);
-    await until('the key expires again', async () => (await admin.post('/endpoint', { orgId: org, displayName: 'other' }, withKey(k))).status === 200);
+    await until('the key expires again', async () => (await admin.post('/endpoint', { orgId: org, displayName: 'other' }, withKey(k))).status === 200, 60_000, 200);
 
     // The purge runs in the background of keyed requests; search sees the index after a refresh.
     const client = new Client({ node: (await testElasticsearch()).url });
@@ -232,7 +224,7 @@ describe('Idempotency-Key expiry', function () {
         // Each keyed request may start the purge (at most once per TTL); its own record expires after the cut-off.
         await admin.post('/endpoint', { orgId: org, displayName: uid('nudge') }, withKey(key()));
         return (await expiredBefore(cutoff)) === 0;
-      });
+      }, 60_000, 200);
     } finally {
       await client.close();
     }
@@ -281,7 +273,7 @@ describe('Idempotency-Key across a store outage (a dedicated node, frozen)', fun
     }
     expectErrorBody(during, 503);
     expect(Number(during.headers.get('retry-after'))).to.be.greaterThan(0);
-    await until('ready after SIGCONT', async () => (await app.anon.get('/health/ready')).status === 200);
+    await until('ready after SIGCONT', async () => (await app.anon.get('/health/ready')).status === 200, 60_000, 200);
   }
 
   it('the node frozen before the request: 503; retried after recovery: 200 and exactly one record', async () => {
@@ -301,7 +293,7 @@ describe('Idempotency-Key across a store outage (a dedicated node, frozen)', fun
     const k = key();
     const body = { orgId: org, displayName: uid('agent') };
     await createDuringOutage(body, k, false);
-    await until('the create sent before the freeze lands', async () => (await agentCount(admin, org)) === 1);
+    await until('the create sent before the freeze lands', async () => (await agentCount(admin, org)) === 1, 60_000, 200);
     const landed = await admin.post<{ items: EndpointRecord[] }>('/endpoint/page-search', { criteria: { orgId: org } });
     const retry = await admin.post<EndpointRecord>('/endpoint', body, withKey(k));
     expect(retry.status, retry.text).to.equal(200);

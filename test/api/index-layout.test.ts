@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
+import { assertKnownIndices } from '../../src/start-checks.js';
 import { reindex } from '../../src/store/reindex.js';
 import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -67,7 +68,7 @@ describe('index layout: replicas and shards', function () {
   });
 
   it('configuration: unknown index names and bad counts are refused at start', () => {
-    expect(() => loadConfig({ ECS_INDEX_SHARDS_BY_INDEX: 'nope=2' })).to.throw(/unknown index nope/);
+    expect(() => assertKnownIndices(loadConfig({ ECS_INDEX_SHARDS_BY_INDEX: 'nope=2' }))).to.throw(/ECS_INDEX_SHARDS_BY_INDEX.*unknown index nope/);
     expect(() => loadConfig({ ECS_INDEX_SHARDS_BY_INDEX: 'endpoints=0' })).to.throw(/ECS_INDEX_SHARDS_BY_INDEX/);
     expect(() => loadConfig({ ECS_INDEX_REPLICAS: '-1' })).to.throw(/ECS_INDEX_REPLICAS/);
     expect(

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type TestApp, type Tenants } from '../helpers/app.js';
-import type { Api } from '../helpers/http.js';
+import { P, type Api } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 import { commandsFor, loadCatalogue } from '../../src/resources/commands/catalogue.js';
 import { jobCommandId } from '../../src/resources/jobs/actions.js';
@@ -168,7 +168,7 @@ describe('bulk actions as jobs', () => {
       await seed(tag, { [root]: 3, [child]: 2 });
       const body = { action: { type: 'SOFT_DELETE' }, allAgents: true };
       const before = (await admin.get<Page<Job>>('/jobs?size=100')).body.totalCount;
-      const dry = await admin.post<DryRun>('/jobs?dryRun=true', body);
+      const dry = await admin.post<DryRun>('/jobs/dry-run', body);
       expect(dry.status, dry.text).to.equal(200);
       expect(dry.body).to.deep.equal({
         matched: 5,
@@ -183,7 +183,7 @@ describe('bulk actions as jobs', () => {
       expect((await admin.get<Page<Job>>('/jobs?size=100')).body.totalCount).to.equal(before);
       expect(await searchCount(tag)).to.equal(5);
       // The narrowed dry run counts only what its criteria select.
-      const narrowed = await admin.post<DryRun>('/jobs?dryRun=true', { action: { type: 'SOFT_DELETE' }, criteria: { orgId: child } });
+      const narrowed = await admin.post<DryRun>('/jobs/dry-run', { action: { type: 'SOFT_DELETE' }, criteria: { orgId: child } });
       expect(narrowed.body).to.include({ matched: 2, allAgents: false });
 
       const job = await create(admin, { action: { type: 'ENABLE_MODULE', module: 'fim' }, allAgents: true });
@@ -194,13 +194,13 @@ describe('bulk actions as jobs', () => {
         details?: { criteria: unknown; allAgents: boolean; matched: number; dryRun: boolean; confirmedBy: { tokenId?: string; role: string } };
       }
       const events = await waitFor(
-        () => a.admin.post<Page<AuditEvent>>('/audit/search-page', { criteria: { operation: 'createJob', actorTokenId: minted.body.id }, pageRequest: { page: 0, size: 10 } }),
+        () => a.admin.post<Page<AuditEvent>>('/audit/search-page', { criteria: { actorTokenId: minted.body.id }, pageRequest: { page: 0, size: 10 } }),
         (r) => r.status === 200 && r.body.totalCount >= 3,
         30_000,
         100,
       );
       expect(events.met, events.value.text).to.equal(true);
-      const created = events.value.body.items.find((e) => e.status === 202);
+      const created = events.value.body.items.find((e) => e.operation === 'createJob' && e.status === 202);
       expect(created?.details).to.deep.equal({
         criteria: {},
         allAgents: true,
@@ -208,21 +208,40 @@ describe('bulk actions as jobs', () => {
         matched: 5,
         confirmedBy: { tokenId: minted.body.id, name: 'job-confirmer', role: 'admin' },
       });
-      const dryEvents = events.value.body.items.filter((e) => e.status === 200).map((e) => e.details?.matched);
+      const dryEvents = events.value.body.items.filter((e) => e.operation === 'dryRunJob' && e.status === 200).map((e) => e.details?.matched);
       expect(dryEvents.sort()).to.deep.equal([2, 5]);
+    });
+
+    it('the deprecated POST /jobs?dryRun=true still answers the dry run, as POST /jobs/dry-run does, and creates nothing', async () => {
+      const org = await a.world.org();
+      const admin = a.world.as(await a.world.token('admin', org));
+      await seed(uid('legacy'), { [org]: 2 });
+      const body = { action: { type: 'DISABLE_MODULE', module: 'fim' }, allAgents: true };
+      const dry = await admin.post<DryRun>('/jobs/dry-run', body);
+      expect(dry.status, dry.text).to.equal(200);
+      // A plain request: the document no longer declares this 200, which callers of API 1.0 still receive.
+      const legacy = await fetch(`${admin.base}${P}/jobs?dryRun=true`, {
+        method: 'POST',
+        headers: { 'x-auth-token': admin.token ?? '', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(legacy.status).to.equal(200);
+      expect(await legacy.json()).to.deep.equal(dry.body);
+      expect(dry.body).to.include({ matched: 2, allAgents: true });
+      expect((await admin.get<Page<Job>>('/jobs')).body.totalCount).to.equal(0);
     });
 
     it('a SOFT_DELETE matching more agents than ECS_JOB_CONFIRM_TYPED_COUNT asks for a typed confirmation', async () => {
       const org = await a.world.org();
       const admin = a.world.as(await a.world.token('admin', org));
       await seed(uid('typed'), { [org]: 3 });
-      const typed = await b.world.as(await b.world.token('admin', org)).post<DryRun>('/jobs?dryRun=true', { action: { type: 'SOFT_DELETE' }, allAgents: true });
+      const typed = await b.world.as(await b.world.token('admin', org)).post<DryRun>('/jobs/dry-run', { action: { type: 'SOFT_DELETE' }, allAgents: true });
       expect(typed.status, typed.text).to.equal(200);
       // Instance b runs with a threshold of 2: three agents to soft-delete want the count typed; another action never does.
       expect(typed.body).to.include({ matched: 3, typedConfirmation: true });
-      const other = await b.world.as(await b.world.token('admin', org)).post<DryRun>('/jobs?dryRun=true', { action: { type: 'DISABLE_MODULE', module: 'fim' }, allAgents: true });
+      const other = await b.world.as(await b.world.token('admin', org)).post<DryRun>('/jobs/dry-run', { action: { type: 'DISABLE_MODULE', module: 'fim' }, allAgents: true });
       expect(other.body).to.include({ matched: 3, typedConfirmation: false });
-      expect((await admin.post<DryRun>('/jobs?dryRun=true', { action: { type: 'SOFT_DELETE' }, allAgents: true })).body.typedConfirmation).to.equal(false);
+      expect((await admin.post<DryRun>('/jobs/dry-run', { action: { type: 'SOFT_DELETE' }, allAgents: true })).body.typedConfirmation).to.equal(false);
     });
   });
 

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { RUN_PREFIX } from '../helpers/app.js';
+import { until } from '../helpers/wait.js';
 
 describe('process lifecycle', () => {
   it('SIGTERM: finishes in-flight requests, then exits 0', async function () {
@@ -27,14 +28,14 @@ describe('process lifecycle', () => {
     });
     // On a loaded machine index set-up can outlast the server's 15 s head start (it then answers
     // 503 until ready): the request below must meet a ready service.
-    while ((await fetch(`${url}/health/ready`)).status !== 200) await new Promise((r) => setTimeout(r, 200));
+    await until('the service ready', async () => (await fetch(`${url}/health/ready`)).status === 200, 120_000, 200);
     // A request whose body is still arriving when SIGTERM lands is in flight: it must be answered.
     // `Expect: 100-continue` makes the server say when it holds the request, so the signal
     // lands while the request is in flight however slow the machine is.
     const { hostname, port } = new URL(url);
     const socket = net.connect(Number(port), hostname);
     let answer = '';
-    const waitFor = (text: string): Promise<void> =>
+    const heard = (text: string): Promise<void> =>
       new Promise<void>((resolve, reject) => {
         const check = (): void => {
           if (!answer.includes(text)) return;
@@ -46,7 +47,7 @@ describe('process lifecycle', () => {
         socket.once('close', () => reject(new Error(`closed before ${text}: ${answer}`)));
       });
     socket.on('data', (d: Buffer) => (answer += d.toString()));
-    const continued = waitFor('100 Continue');
+    const continued = heard('100 Continue');
     const body = '{"linux": "3.11.0", "mac": "3.11.0", "windows": "3.11.0"}';
     socket.write(
       'PUT /endpoint-control-service/v1/client-version/default HTTP/1.1\r\n' +
@@ -65,7 +66,7 @@ describe('process lifecycle', () => {
     });
     child.kill('SIGTERM');
     await shuttingDown;
-    const answered = waitFor('HTTP/1.1 200 ');
+    const answered = heard('HTTP/1.1 200 ');
     socket.write(body.slice(20));
     await answered;
     socket.destroy();

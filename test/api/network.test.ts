@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { expectErrorBody, uid, useTenants } from '../helpers/app.js';
 import { P, type Api } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface NetworkHost {
   id: string;
@@ -16,16 +17,6 @@ interface Page<T> {
   totalCount: number;
   totalPages: number;
   items: T[];
-}
-
-/** Retries a read until it satisfies `done` (heartbeats are written without a forced refresh). */
-async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  let v = await read();
-  for (let i = 0; i < 50 && !done(v); i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    v = await read();
-  }
-  return v;
 }
 
 describe('network heartbeats and hosts (spec 4.9)', () => {
@@ -62,9 +53,12 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
       expect(res.body).to.deep.equal(hb1);
       await w.adminA.post('/network-heartbeat', heartbeat(w.childA, '10.20.0.5', '2024-05-01T10:01:00+00:00', sensor));
       await w.adminA.post('/network-heartbeat', heartbeat(w.childA, '10.20.0.5', '2024-05-01T10:02:00.000Z', sensor));
-      const list = await eventually(
+      // Heartbeats are written without a forced refresh: read until all three are seen.
+      const { value: list } = await waitFor(
         () => w.readerA.get<Page<Record<string, string>>>(`/network-heartbeat/endpoint/${sensor}`),
         (r) => r.body.totalCount === 3,
+        5_000,
+        100,
       );
       expect(list.status).to.equal(200);
       expect(list.body.items.map((h) => h.timestamp)).to.deep.equal([
@@ -103,9 +97,11 @@ describe('network heartbeats and hosts (spec 4.9)', () => {
       expect(now.status).to.equal(201);
       expect(Date.parse(now.body.timestamp)).to.be.closeTo(Date.now(), 60_000);
       // Once the newest (untimed) heartbeat is visible, the earlier writes are too (one shard, refreshed together).
-      const list = await eventually(
+      const { value: list } = await waitFor(
         () => w.readerA.get<Page<Record<string, string>>>(`/network-heartbeat/endpoint/${sensor}`),
         (r) => r.body.items.some((h) => h.timestamp === now.body.timestamp),
+        5_000,
+        100,
       );
       expect(list.body.items.map((h) => h.timestamp)).to.deep.equal([now.body.timestamp, hb.timestamp]);
     });

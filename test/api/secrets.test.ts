@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { ADMIN_TOKEN, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import type { ApiResponse } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
 
 describe('secrets: tokens never appear in logs, error bodies or metrics', () => {
   let t: TestApp;
@@ -41,7 +42,8 @@ describe('secrets: tokens never appear in logs, error bodies or metrics', () => 
     const oversized = `ecs_${crypto.randomBytes(600).toString('hex')}`;
     const nearMiss = admin.token.slice(0, -1) + (admin.token.endsWith('A') ? 'B' : 'A');
     secrets.push(unknown, oversized, nearMiss);
-    await new Promise((r) => setTimeout(r, 1100));
+    // The expiring token is used once it has expired (its refusal must not show it either).
+    await until('the expiring token refused', async () => (await t.world.as(expiring.token).get(`/endpoint/${ep.id}`)).status === 401, 10_000, 50);
 
     const errors: ApiResponse[] = [];
     const record = (res: ApiResponse): void => {

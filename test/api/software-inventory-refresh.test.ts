@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { RUN_PREFIX, useTenants } from '../helpers/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { createServices, type Services } from '../../src/resources/index.js';
-import { Access } from '../../src/http/auth.js';
+import { createServices, type Services } from '../../src/container.js';
+import { Access } from '../../src/access/access.js';
 
 /**
  * A full report answers only once its writes are searchable, through the store's refresh shared

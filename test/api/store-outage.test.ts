@@ -15,6 +15,7 @@ import { expect } from 'chai';
 import { expectErrorBody, RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import type { Api, ApiResponse } from '../helpers/http.js';
 import { freePort, startLocalNode, stopLocalNode, type LocalNode } from '../../src/dev/local-elasticsearch.js';
+import { retryPause, until } from '../helpers/wait.js';
 
 const NODE = 'outage';
 const REQUEST_TIMEOUT_MS = 3000;
@@ -34,15 +35,6 @@ function heapAfterGc(): number {
 /** The node's process group (its launcher and the server JVM): signals reach both. */
 function signalNode(node: LocalNode, signal: NodeJS.Signals): void {
   process.kill(-node.pid, signal);
-}
-
-async function until(what: string, ok: () => Promise<boolean>, deadlineMs = 180_000): Promise<number> {
-  const start = Date.now();
-  while (!(await ok().catch(() => false))) {
-    if (Date.now() - start > deadlineMs) throw new Error(`${what}: not within ${deadlineMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  return Date.now() - start;
 }
 
 interface Outcome {
@@ -96,7 +88,7 @@ describe('store outage: Elasticsearch stops and starts under the running service
   });
 
   /** Writers that keep creating endpoints and licenses, remembering every 2xx, checking every failure. */
-  function startWriters(n: number): { stop(): Promise<{ ok: number; unavailable: number }> } {
+  function startWriters(n: number): { counts: { ok: number; unavailable: number }; stop(): Promise<{ ok: number; unavailable: number }> } {
     let running = true;
     const counts = { ok: 0, unavailable: 0 };
     const loops = Array.from({ length: n }, async (_, w) => {
@@ -112,11 +104,12 @@ describe('store outage: Elasticsearch stops and starts under the running service
         } else {
           counts.unavailable++;
           expectUnavailable(o, `write ${w}/${i}`);
-          await new Promise((r) => setTimeout(r, 50));
+          await retryPause(50);
         }
       }
     });
     return {
+      counts,
       stop: async () => {
         running = false;
         await Promise.all(loops);
@@ -137,15 +130,14 @@ describe('store outage: Elasticsearch stops and starts under the running service
     expect((await app.anon.get('/health/ready')).status).to.equal(200);
     // The device migration opens its embedded database on first use (seconds of CPU, longer than this
     // test's request time-out: 503, then 409 while it runs): done here, while the node is up.
-    await until('device migration warmed up', async () => (await app.admin.get('/device-migration/utm-devices')).status === 200, 60_000);
+    await until('device migration warmed up', async () => (await app.admin.get('/device-migration/utm-devices')).status === 200, 60_000, 250);
   });
 
   it('a frozen node (connections hang): 503 within the request time-out, ready 503, live 200; it serves again when the node resumes', async () => {
     const writers = startWriters(4);
-    await new Promise((r) => setTimeout(r, 500));
+    await until('writes acknowledged before the freeze', () => writers.counts.ok >= 16, 60_000);
     signalNode(node, 'SIGSTOP');
     try {
-      await new Promise((r) => setTimeout(r, 500));
       const reads = await Promise.all(Array.from({ length: 10 }, () => timed(() => admin.get(`/endpoint/${acked.endpoints[0]}`))));
       reads.forEach((o, i) => expectUnavailable(o, `read ${i}`));
       const ready = await app.anon.get('/health/ready');
@@ -157,15 +149,15 @@ describe('store outage: Elasticsearch stops and starts under the running service
       signalNode(node, 'SIGCONT');
     }
     report.frozenWriters = await writers.stop();
-    report.frozenRecoveryMs = await until('ready after SIGCONT', async () => (await app.anon.get('/health/ready')).status === 200, 60_000);
+    report.frozenRecoveryMs = (await until('ready after SIGCONT', async () => (await app.anon.get('/health/ready')).status === 200, 60_000, 250)).elapsedMs;
     // Readiness and the record reads may reach the resumed node a moment apart (a connection the
     // pool had given up on is tried again after its ping): the read must come back soon, not at once.
-    await until('an acknowledged record readable after SIGCONT', async () => (await admin.get(`/endpoint/${acked.endpoints[0]}`)).status === 200, 10_000);
+    await until('an acknowledged record readable after SIGCONT', async () => (await admin.get(`/endpoint/${acked.endpoints[0]}`)).status === 200, 10_000, 250);
   });
 
   it('a killed node with writes in flight: every request 503 within the request time-out, no crash, heap flat', async () => {
     const writers = startWriters(4);
-    await new Promise((r) => setTimeout(r, 1000));
+    await until('writes acknowledged before the kill', () => writers.counts.ok >= 16, 60_000);
     const before = acked.endpoints.length + acked.licenses.length;
     signalNode(node, 'SIGKILL');
     await until('node gone', async () => {
@@ -175,8 +167,8 @@ describe('store outage: Elasticsearch stops and starts under the running service
       } catch {
         return true;
       }
-    }, 30_000);
-    await new Promise((r) => setTimeout(r, 500));
+    }, 30_000, 250);
+    await until('the writers meet the dead node', () => writers.counts.unavailable >= 4, 30_000);
     report.killedWriters = await writers.stop();
     report.ackedBeforeKill = before;
 
@@ -216,7 +208,7 @@ describe('store outage: Elasticsearch stops and starts under the running service
     node = await startLocalNode({ name: NODE, port, heap: '384m', log: (l) => process.stderr.write(`  [es-outage] ${l}\n`) });
     expect(node.started).to.equal(true);
     expect(node.url).to.equal(`http://127.0.0.1:${port}`);
-    await until('ready after restart', async () => (await app.anon.get('/health/ready')).status === 200);
+    await until('ready after restart', async () => (await app.anon.get('/health/ready')).status === 200, 180_000, 250);
     report.restartToReadyMs = Date.now() - restart;
 
     // Ready means the service's indices are recovered: reads answer at once, none 503.

@@ -1,15 +1,16 @@
 /**
  * Tenant isolation, generated from the route table (OWASP API1, API2, API3, API5): every
  * route is called with the path parameters of organization A's records, substituted by
- * parameter name (test/helpers/org-fixture.ts), under tokens that must not reach them. A
+ * parameter name (test/helpers/stocked-org.ts), under tokens that must not reach them. A
  * route with a parameter the fixture does not know, or a body this file has no sample for,
  * fails the test, so a new route cannot escape it.
  */
 import { expect } from 'chai';
 import { uid, type TestApp, sharedApp } from '../helpers/app.js';
 import type { ApiResponse } from '../helpers/http.js';
-import { buildOrgFixture, fillPath, paramValue, pathParams, type OrgFixture, type ParamMap } from '../helpers/org-fixture.js';
+import { buildStockedOrg, fillPath, paramValue, pathParams, type StockedOrg, type ParamMap } from '../helpers/stocked-org.js';
 import type { RouteSpec } from '../../src/http/routes.js';
+import { until } from '../helpers/wait.js';
 
 type Body = { body?: unknown; contentType?: string };
 
@@ -39,7 +40,7 @@ const key = (r: RouteSpec): string => `${r.method} ${r.path}`;
 
 describe('tenant isolation over every route (generated from the route table)', () => {
   let t: TestApp;
-  let A: OrgFixture;
+  let A: StockedOrg;
   let orgB: string;
   let B: { admin: string; reader: string };
   let bundle: Record<string, unknown>;
@@ -72,6 +73,7 @@ describe('tenant isolation over every route (generated from the route table)', (
       'POST /lte-endpoint/search': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },
       'POST /endpoint/page-search': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },
       'POST /jobs': { body: () => ({ action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId, basic: uid('no-agent') } }) },
+      'POST /jobs/dry-run': { body: () => ({ action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId, basic: uid('no-agent') } }) },
       'POST /endpoint': { body: () => ({ orgId, displayName: 'taken' }) },
       'PUT /endpoint/{id}': { body: () => ({ orgId, displayName: 'taken' }) },
       'PUT /client-version/default': { body: () => ({ linux: '9.9.9', mac: '9.9.9', windows: '9.9.9' }) },
@@ -154,7 +156,7 @@ describe('tenant isolation over every route (generated from the route table)', (
     this.timeout(120_000);
     t = await sharedApp();
     routes = t.server.handle.routes;
-    A = await buildOrgFixture(t);
+    A = await buildStockedOrg(t);
     orgB = await t.world.org();
     B = { admin: await t.world.token('admin', orgB), reader: await t.world.token('reader', orgB) };
     const b = await t.admin.get<Record<string, unknown>>(`/bundle/${String(paramValue(A.params, '/bundle/{id}', 'id'))}`);
@@ -171,7 +173,7 @@ describe('tenant isolation over every route (generated from the route table)', (
         unknown.push(`criteria-free body of ${key(r)}`);
       }
     }
-    expect(unknown, 'add them to test/helpers/org-fixture.ts or to the samples here').to.deep.equal([]);
+    expect(unknown, 'add them to test/helpers/stocked-org.ts or to the samples here').to.deep.equal([]);
     expect(routes.length).to.be.greaterThan(80);
   });
 
@@ -269,7 +271,7 @@ describe('tenant isolation over every route (generated from the route table)', (
     const expiresAt = new Date(Date.now() + 3000).toISOString();
     const expiring = await t.world.token('admin', A.orgId, undefined, expiresAt);
     expect((await t.world.as(expiring).get(`/endpoint/${A.endpoint.id}`)).status).to.equal(200);
-    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(expiresAt) - Date.now()) + 200));
+    await until('the token expires', async () => (await t.world.as(expiring).get(`/endpoint/${A.endpoint.id}`)).status === 401, 10_000, 100);
     const problems: string[] = [];
     for (const [name, token] of [['revoked', issued.body.token], ['expired', expiring]] as const) {
       for (const r of routes) {

@@ -13,7 +13,8 @@ import {
   type Endpoint,
   type ErrorBody,
   type Job,
-  JobFromJSON,
+  type JobDryRun,
+  type NewJob,
 } from './index';
 
 export interface FlowInput {
@@ -29,11 +30,12 @@ export interface FlowResult {
   conflict: ErrorBody;
   pages: number;
   walked: string[];
+  dryRun: JobDryRun;
   job: Job;
   repeatedJob: Job;
 }
 
-/** Create, read, replace with the version read, replace stale (409), walk pages by cursor, start a job twice with one key. */
+/** Create, read, replace with the version read, replace stale (409), walk pages by cursor, dry-run a job, start it twice with one key. */
 export async function runFlow(input: FlowInput): Promise<FlowResult> {
   const configuration = new Configuration({ basePath: input.basePath, apiKey: () => input.token });
   const endpoints = new EndpointApi(configuration);
@@ -78,15 +80,11 @@ export async function runFlow(input: FlowInput): Promise<FlowResult> {
   }
 
   const idempotencyKey = `flow-${input.orgId}`;
-  const newJob = {
-    action: { type: 'ENABLE_MODULE' as const, module: 'fim' as const },
-    criteria: { orgId: input.orgId },
-  };
-  // createJob answers a Job (202), or a JobDryRun (200) with ?dryRun=true; the generator types the
-  // first 2xx only, so the flow reads the 202 answer as the Job it is.
-  const start = async (): Promise<Job> => JobFromJSON(await (await jobs.createJobRaw({ newJob, idempotencyKey })).raw.json());
-  const job = await start();
-  const repeatedJob = await start();
+  const newJob: NewJob = { action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId: input.orgId } };
+  // The dry run is an operation of its own, so each operation has one success type.
+  const dryRun: JobDryRun = await jobs.dryRunJob({ newJob });
+  const job: Job = await jobs.createJob({ newJob, idempotencyKey });
+  const repeatedJob: Job = await jobs.createJob({ newJob, idempotencyKey });
 
-  return { created, renamed: replaced.displayName, conflict, pages, walked, job, repeatedJob };
+  return { created, renamed: replaced.displayName, conflict, pages, walked, dryRun, job, repeatedJob };
 }

@@ -8,8 +8,8 @@
  * later, started again on its data directory. Asserted: every write answered 2xx is read back;
  * every answer is 2xx, a 503 with Retry-After, or a 409 the operation declares, with the
  * section-7 body (never 500, nothing undeclared; a 409's outcome is read back too); no command
- * message is SENT without its delivery record (the writers repeat a move answered 503, as the
- * gateway does); readiness does not stay DOWN while two nodes of three serve, and both instances
+ * message is SENT without its delivery record (the writers repeat a move answered 503 under its
+ * Idempotency-Key, as the gateway does); readiness does not stay DOWN while two nodes of three serve, and both instances
  * are ready again within 60 s of the node's return, without a restart; the endpoints primary
  * moved. The figures are printed as `cluster results` (docs/reliability.md).
  */
@@ -17,10 +17,11 @@ import { Client } from '@elastic/elasticsearch';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { ensureIndices } from '../../src/store/indices.js';
+import { ensureIndices } from '../../src/store/index-setup.js';
 import { startLocalCluster, type ClusterNode, type LocalCluster } from '../../src/dev/local-cluster.js';
 import { RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import type { Api, ApiResponse } from '../helpers/http.js';
+import { retryPause, until, waitFor } from '../helpers/wait.js';
 
 const PREFIX = `${RUN_PREFIX}-cluster`;
 const WORKERS_PER_INSTANCE = 3;
@@ -46,22 +47,6 @@ interface Acked {
   /** Command message id → uuid (its delivery record's key). */
   uuids: Map<string, string>;
   licenses: Map<string, 'CREATED' | 'ACTIVATED' | 'CREATED|ACTIVATED'>;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  deadlineMs: number,
-): Promise<{ value: T; ms: number }> {
-  const start = Date.now();
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== false) return { value, ms: Date.now() - start };
-    if (Date.now() - start > deadlineMs) throw new Error(`${what}: not within ${deadlineMs} ms`);
-    await sleep(250);
-  }
 }
 
 describe('cluster: the node holding the endpoints primary is killed and comes back', function () {
@@ -191,7 +176,7 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
       const conflict = res.status === 409 && kind !== 'connect' && kind !== 'inventory';
       if (!errorBody || !(unavailable || conflict))
         undeclared.push(`${kind} (${p}): ${res.status} ${res.text.slice(0, 300)}`);
-      else await sleep(100);
+      else await retryPause(100);
       if (conflict && kind === 'endpoint') {
         const id = /endpoint ([0-9a-f-]{36}) already exists/.exec(String(body?.message))?.[1];
         if (id) conflictedCreates.push(id);
@@ -229,13 +214,13 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
             const { id, uuid } = msg.body as { id: string; uuid: string };
             acked.commands.set(id, 'CREATED');
             acked.uuids.set(id, uuid);
-            // The gateway repeats a move it got no answer for (503); a repeat completes the delivery
-            // record of a move that landed. A 409 ends it: the move is done (or another one won).
+            // The gateway repeats a move it got no answer for (503) under the same Idempotency-Key; a
+            // repeat completes the delivery record of a move that landed. A 409 ends it: another move won.
             let moved: ApiResponse | undefined;
             let status = 0;
             for (let n = 0; n < 20 && !moved; n++) {
               moved = await write('commandMove', async () => {
-                const res = await api.patch(`/command-message/${id}/status/SENT`);
+                const res = await api.patch(`/command-message/${id}/status/SENT`, undefined, { headers: { 'Idempotency-Key': `deliver-${id}` } });
                 status = res.status;
                 return res;
               });
@@ -262,21 +247,25 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
       loss: { relocating: 0, initializing: 0 },
       return: { relocating: 0, initializing: 0 },
     };
-    const sampler = (async () => {
-      while (running) {
+    // Samples every 500 ms until the load stops.
+    const sampler = waitFor(
+      async () => {
         for (const s of await ready().catch(() => [0])) readySamples[phase][s] = (readySamples[phase][s] ?? 0) + 1;
         const h = await es!.cluster.health({ index: `${PREFIX}-*` }, { requestTimeout: 2000 }).catch(() => undefined);
         if (h) {
           moving[phase].relocating = Math.max(moving[phase].relocating, h.relocating_shards);
           moving[phase].initializing = Math.max(moving[phase].initializing, h.initializing_shards);
         }
-        await sleep(500);
-      }
-    })();
+        return running;
+      },
+      (stillRunning) => !stillRunning,
+      Number.POSITIVE_INFINITY,
+      500,
+    );
 
     const workers = admins.flatMap((api) => Array.from({ length: WORKERS_PER_INSTANCE }, () => worker(api)));
     try {
-      await until('load under way', async () => acknowledged.license >= 10 && acknowledged.commandMove >= 10, 120_000);
+      await until('load under way', async () => acknowledged.license >= 10 && acknowledged.commandMove >= 10, 120_000, 250);
 
       // The loss: SIGKILL of the node that holds the endpoints primary, with writes in flight.
       phase = 'loss';
@@ -289,6 +278,7 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
           return node !== undefined && node !== victim.name ? node : undefined;
         },
         120_000,
+        250,
       );
       report.primaryPromotedMs = Date.now() - killedAt;
       // Two nodes of three serve: readiness must say so (a yellow cluster is not DOWN).
@@ -297,11 +287,12 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
           'both instances ready while the node is down',
           async () => (await ready()).every((s) => s === 200),
           60_000,
+          250,
         )
-      ).ms;
+      ).elapsedMs;
       // Load keeps running on two nodes for a while.
       const lossAcked = acknowledged.endpoint;
-      await until('writes acknowledged during the loss', async () => acknowledged.endpoint >= lossAcked + 20, 120_000);
+      await until('writes acknowledged during the loss', async () => acknowledged.endpoint >= lossAcked + 20, 120_000, 250);
       report.lossDurationMs = Date.now() - killedAt;
       report.promotedTo = promoted.value;
 
@@ -314,8 +305,9 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
         'both instances ready after the return',
         async () => (await ready()).every((s) => s === 200),
         READY_AFTER_RETURN_MS,
+        250,
       );
-      report.readyAfterReturnMs = back.ms;
+      report.readyAfterReturnMs = back.elapsedMs;
       const green = await es!.cluster.health(
         {
           index: `${PREFIX}-*`,
@@ -332,6 +324,7 @@ describe('cluster: the node holding the endpoints primary is killed and comes ba
         'writes acknowledged after the return',
         async () => acknowledged.endpoint >= returnAcked + 10,
         120_000,
+        250,
       );
     } finally {
       running = false;

@@ -22,7 +22,7 @@ import { expect } from 'chai';
 import { ADMIN_TOKEN, RUN_PREFIX, startTestApp, uid, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { Api, type ApiResponse } from '../helpers/http.js';
-import { waitFor } from '../helpers/wait.js';
+import { retryPause, waitFor } from '../helpers/wait.js';
 import {
   buildPreviousRelease,
   startRelease,
@@ -190,7 +190,7 @@ describe('rolling upgrade from the previous release, on one store', function () 
       const declared = res.status === 409 && kind === 'commandMove';
       if (!retryable && !declared) undeclared.push(`${kind} (${target.name}): ${res.status} ${res.text.slice(0, 300)}`);
       // As a client does: it comes back when the answer says.
-      if (retryable) await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after')) * 1000));
+      if (retryable) await retryPause(Number(res.headers.get('retry-after')) * 1000);
       return undefined;
     }
 

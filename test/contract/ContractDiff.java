@@ -1,7 +1,7 @@
 /*
  * Compares two OpenAPI documents with openapi-diff (org.openapitools.openapidiff, from Maven
  * Central): prints the changes as Markdown and exits 1 when the new document breaks clients of
- * the old one, 0 otherwise. Run by test/unit/api-contract.test.ts:
+ * the old one, 0 otherwise. Run by test/contract/api-contract.test.ts:
  *   java -cp <openapi-diff-core and its dependencies> ContractDiff.java old.json new.json
  */
 import java.io.OutputStreamWriter;

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { Conformance } from '../helpers/conformance.js';
-import { paramValue, type ParamMap } from '../helpers/org-fixture.js';
+import { paramValue, type ParamMap } from '../helpers/stocked-org.js';
 import { anyJson, malformed, pathParam, valid } from './arbitraries.js';
 
 type Schema = Record<string, unknown>;
@@ -32,7 +32,7 @@ export interface FuzzTarget {
   openapi: Schema;
   /** Tokens the cases may carry. */
   tokens: { system: string; scoped: string };
-  /** Path-parameter values naming real records (test/helpers/org-fixture.ts), mixed into generated ones. */
+  /** Path-parameter values naming real records (test/helpers/stocked-org.ts), mixed into generated ones. */
   known?: ParamMap;
 }
 

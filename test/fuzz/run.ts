@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN, RUN_PREFIX, startTestApp } from '../helpers/app.js';
 import { dropIndicesUnder, stopTestElasticsearch } from '../helpers/elasticsearch.js';
-import { buildOrgFixture } from '../helpers/org-fixture.js';
+import { buildStockedOrg } from '../helpers/stocked-org.js';
 import { fuzz, type OperationStats } from './fuzz.js';
 
 const { values } = parseArgs({
@@ -54,7 +54,7 @@ async function main(): Promise<number> {
   }
   const started = Date.now();
   try {
-    const fixture = await buildOrgFixture(t);
+    const fixture = await buildStockedOrg(t);
     const scoped = await t.world.token('admin', fixture.orgId);
     console.log(`fuzzing ${t.url} with ${runs} cases per operation, seed ${seed}${values.only ? `, only "${values.only}"` : ''}\n`);
     console.log(`${'operation'.padEnd(82)} ${'cases'.padStart(6)}  statuses`);

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { allRoutes, createServices } from '../../src/resources/index.js';
+import { allRoutes, createServices } from '../../src/container.js';
 import { createClient } from '../../src/store/client.js';
 import { deriveTarget, isAuditedWrite } from '../../src/http/audit.js';
 import { paramKey } from '../../src/http/routes.js';

@@ -5,7 +5,8 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { createLogger } from '../../src/log.js';
-import { loadConfig, type LogFormat } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
+import type { LogFormat } from '../../src/log.js';
 
 function capture(format: LogFormat): {
   lines: Record<string, unknown>[];

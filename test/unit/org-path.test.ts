@@ -4,7 +4,8 @@
  */
 import { expect } from 'chai';
 import type { estypes } from '@elastic/elasticsearch';
-import { orgOf, stripPath, withPath, ORG_SCOPED_INDICES } from '../../src/store/org-path.js';
+import { orgOf, stripPath, withPath } from '../../src/store/org-path.js';
+import { ORG_SCOPED_INDICES } from '../../src/resources/org-scoped.js';
 import { movedAway } from '../../src/store/org-path-rewrite.js';
 import { loadTemplates } from '../../src/store/indices.js';
 

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { createLogger } from '../../src/log.js';
 import { Periodic } from '../../src/periodic.js';
+import { until } from '../helpers/wait.js';
 
 /** A run the test ends by hand, so it decides what is in progress. */
 interface Gate {
@@ -40,15 +41,6 @@ function gate(): Gate {
   return g;
 }
 
-/** Waits (on the event loop, not a clock) until `cond` holds; fails after 2 s. */
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 2000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
-}
-
 function logs(): { lines: string[]; log: ReturnType<typeof createLogger> } {
   const lines: string[] = [];
   const sink = new Writable({
@@ -65,12 +57,12 @@ describe('background tasks (Periodic)', () => {
     const g = gate();
     const p = new Periodic('test task', 60_000, () => g.run(), logs().log);
     p.start();
-    await until(() => g.started === 1, 'the first run');
+    await until('the first run', () => g.started === 1, 2_000, 0);
     p.wake();
     p.wake();
     p.wake();
     g.release();
-    await until(() => g.started === 2, 'the run the wakes asked for');
+    await until('the run the wakes asked for', () => g.started === 2, 2_000, 0);
     g.release();
     await p.settled();
     // The next run is a minute away: nothing more started.
@@ -84,9 +76,9 @@ describe('background tasks (Periodic)', () => {
     const out = logs();
     const p = new Periodic('test task', 0, () => g.run(), out.log);
     p.start();
-    await until(() => g.started === 1, 'the first run');
+    await until('the first run', () => g.started === 1, 2_000, 0);
     g.release(true);
-    await until(() => g.started === 2, 'the run after the failure');
+    await until('the run after the failure', () => g.started === 2, 2_000, 0);
     expect(out.lines.join('')).to.contain('test task failed; retrying next interval').and.contain('store unreachable');
     p.stop();
     g.release();
@@ -98,7 +90,7 @@ describe('background tasks (Periodic)', () => {
     const g = gate();
     const p = new Periodic('test task', 0, () => g.run(), logs().log);
     p.start();
-    await until(() => g.started === 1, 'the first run');
+    await until('the first run', () => g.started === 1, 2_000, 0);
     p.stop();
     p.wake();
     let settled = false;
@@ -114,12 +106,12 @@ describe('background tasks (Periodic)', () => {
     const g = gate();
     const p = new Periodic('test task', 0, () => g.run(), logs().log);
     p.start();
-    await until(() => g.started === 1, 'the first run');
+    await until('the first run', () => g.started === 1, 2_000, 0);
     p.stop();
     p.start();
     for (let i = 2; i <= 5; i++) {
       g.release();
-      await until(() => g.started === i, `run ${i}`);
+      await until(`run ${i}`, () => g.started === i, 2_000, 0);
       expect(g.inFlight).to.equal(1);
     }
     p.stop();
@@ -135,7 +127,7 @@ describe('background tasks (Periodic)', () => {
     await new Promise((r) => setImmediate(r));
     expect(g.started).to.equal(0);
     p.wake();
-    await until(() => g.started === 1, 'the woken run');
+    await until('the woken run', () => g.started === 1, 2_000, 0);
     p.stop();
     g.release();
     await p.settled();

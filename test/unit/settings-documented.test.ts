@@ -1,7 +1,7 @@
 /**
  * The settings tables are true: every environment variable the service reads (its validated
- * configuration, and the few the development tools read directly) has a row in README.md's or
- * docs/deploy.md's table, and every row names a variable something reads.
+ * configuration, and the few the development tools read directly) has a row in
+ * docs/configuration.md's or docs/deploy.md's table, and every row names a variable something reads.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -39,7 +39,7 @@ function readDirectly(): Set<string> {
 }
 
 describe('settings tables', () => {
-  const documented = new Set([...tableVariables('README.md'), ...tableVariables('docs/deploy.md')]);
+  const documented = new Set([...tableVariables('docs/configuration.md'), ...tableVariables('docs/deploy.md')]);
 
   it('document every variable the configuration reads', () => {
     const read = configVariables();

@@ -140,7 +140,7 @@ function CreateJob(props: { scope: Scope; onCreated(): void }) {
           setError(undefined);
           setNotice(undefined);
           const a = action();
-          // What the job will act on: its dry run (the same request, ?dryRun=true), nothing started yet.
+          // What the job will act on: its dry run (the same request to POST /jobs/dry-run), nothing started yet.
           setTyped('');
           dryRunJob(a, criteria).then(
             (dry) => setConfirming({ action: a, dry }),

@@ -19,14 +19,12 @@ export function selectsEverything(c: JobCriteria): boolean {
 
 /** Starts the job the person confirmed (`allAgents` when its criteria narrow nothing). */
 export function createJob(action: JobAction, criteria: JobCriteria): Promise<Job> {
-  return unwrap(client.POST(`${API}/jobs`, { body: { action, criteria, allAgents: selectsEverything(criteria) } })) as Promise<Job>;
+  return unwrap(client.POST(`${API}/jobs`, { body: { action, criteria, allAgents: selectsEverything(criteria) } }));
 }
 
-/** What the job would act on now, by organization (POST /jobs?dryRun=true): shown before it starts. */
+/** What the job would act on now, by organization (POST /jobs/dry-run): shown before it starts. */
 export function dryRunJob(action: JobAction, criteria: JobCriteria): Promise<JobDryRun> {
-  return unwrap(
-    client.POST(`${API}/jobs`, { params: { query: { dryRun: true } }, body: { action, criteria, allAgents: selectsEverything(criteria) } }),
-  ) as Promise<JobDryRun>;
+  return unwrap(client.POST(`${API}/jobs/dry-run`, { body: { action, criteria, allAgents: selectsEverything(criteria) } }));
 }
 
 export function listJobs(page = 0, size = 20): Promise<JobPage> {

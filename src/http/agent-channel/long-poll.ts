@@ -4,10 +4,10 @@
  * Retry-After when the instance stops.
  */
 import { ServiceUnavailableError } from '../../errors.js';
-import type { Access } from '../auth.js';
+import type { Access } from '../../access/access.js';
 import type { EndpointCommandMessage } from '../../resources/commands/model.js';
 import type { HeldChannel } from '../../resources/agent-channel/model.js';
-import { CHECKIN_RETRY_AFTER_SECONDS } from '../admission.js';
+import { CHECKIN_RETRY_AFTER_SECONDS } from '../../lanes.js';
 
 /** A Retry-After spread over the check-in range, so that agents sent away do not all come back at once. */
 export function spreadRetryAfter(): number {

@@ -15,7 +15,9 @@ import type { EndpointCommandMessage } from '../../resources/commands/model.js';
 import type { HeldChannel } from '../../resources/agent-channel/model.js';
 import type { AgentChannelService } from '../../resources/agent-channel/service.js';
 import type { Admission } from '../admission.js';
-import { Access, TOKEN_HEADER, callerKey, type Authenticator, type OrgTree } from '../auth.js';
+import { Access, type OrgTree } from '../../access/access.js';
+import { callerKey } from '../../access/principal.js';
+import { TOKEN_HEADER, type Authenticator } from '../auth.js';
 import { API_PREFIX } from '../routes.js';
 import { spreadRetryAfter } from './long-poll.js';
 

@@ -7,7 +7,7 @@
  * reaches exactly one channel even while an agent holds two (here or on another instance).
  */
 import { ConflictError, NotFoundError } from '../../errors.js';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import type { Logger } from '../../log.js';
 import type { CommandMessageStatus, EndpointCommandMessage } from '../commands/model.js';
 import type { HeldChannel } from './model.js';

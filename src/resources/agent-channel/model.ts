@@ -3,7 +3,7 @@
  * open so that its commands reach it at once, whatever carries it (a long poll or a WebSocket;
  * the transports live in src/http/agent-channel and in this resource's routes).
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import type { EndpointCommandMessage } from '../commands/model.js';
 
 export const CHANNEL_KINDS = ['LONG_POLL', 'WEBSOCKET'] as const;

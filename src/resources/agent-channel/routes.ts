@@ -5,7 +5,7 @@
  */
 import Joi from 'joi';
 import { ForbiddenError } from '../../errors.js';
-import { READERS } from '../../http/auth.js';
+import { READERS } from '../../access/principal.js';
 import { LongPollChannel } from '../../http/agent-channel/long-poll.js';
 import { AGENT_CHANNEL_PATH } from '../../http/agent-channel/websocket.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';

@@ -5,7 +5,7 @@
  * entries from every other instance), their presence, and one shared tick for everything
  * periodic: long-poll deadlines, WebSocket pings, bulk signs of life, grace after a drop.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';
 import { ChannelDelivery, type MessageMover, type ReadySource } from './delivery.js';

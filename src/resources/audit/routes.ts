@@ -1,6 +1,6 @@
 /** The audit trail's one operation (extension): a page search. Events are never updated or deleted through the API. */
 import Joi from 'joi';
-import { WRITERS } from '../../http/auth.js';
+import { WRITERS } from '../../access/principal.js';
 import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
 import { pageSchema, pagedCriteriaSchema } from '../../http/paging.js';
 import type { PageRequest } from '../../domain.js';

@@ -9,10 +9,10 @@
  * and backlog so a flood of bad tokens cannot turn into a flood of store writes.
  */
 import { ServiceUnavailableError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest } from '../../domain.js';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import type { Logger } from '../../log.js';
 import type { Query } from '../../store/doc-store.js';
 import type { AuditStore } from './store.js';

@@ -13,10 +13,14 @@ import { Batcher, type ItemOutcome } from '../../store/batcher.js';
 import { RolloverAlias, type Generation, type GenerationalIndex } from '../../store/generations.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { AuditEvent } from './model.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
 
 /** Most events in one bulk request, and most bulk requests out at once. */
 const MAX_BATCH = 500;
 const MAX_IN_FLIGHT = 4;
+
+/** Its records keep their organization in `target.orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const AUDIT_ORG_SCOPE: OrgScopedIndex = { index: 'audit', orgField: 'target.orgId' };
 
 export class AuditStore implements GenerationalIndex {
   private readonly docs: DocStore<AuditEvent>;
@@ -24,7 +28,7 @@ export class AuditStore implements GenerationalIndex {
   private readonly batcher: Batcher<AuditEvent, void>;
 
   constructor(private readonly ctx: StoreContext) {
-    this.docs = new DocStore<AuditEvent>(ctx, 'audit', 'audit event');
+    this.docs = new DocStore<AuditEvent>(ctx, AUDIT_ORG_SCOPE.index, 'audit event', { orgField: AUDIT_ORG_SCOPE.orgField });
     this.generationsOf = new RolloverAlias(ctx, 'audit', 'timestamp');
     this.batcher = new Batcher((events) => this.send(events), { maxBatch: MAX_BATCH, maxInFlight: MAX_IN_FLIGHT, name: 'group commit audit' });
   }

@@ -1,7 +1,5 @@
 /** Bundle (spec 4.6; its fields are not shown in the spec, designed here): a named set of modules. */
-import Joi from 'joi';
-import { id as idSchema } from '../../http/schemas.js';
-import { MODULE_NAMES, moduleNameSchema, type ModuleName } from '../module-names.js';
+import type { ModuleName } from '../module-names.js';
 
 export interface Bundle {
   id: string;
@@ -9,27 +7,3 @@ export interface Bundle {
   description: string;
   modules: ModuleName[];
 }
-
-/** A bundle definition: the shape the catalogue file and the admin operation share. */
-export const bundleFields = {
-  id: idSchema.required(),
-  name: Joi.string().trim().min(1).max(256).required(),
-  description: Joi.string().trim().allow('').max(4096).default(''),
-  modules: Joi.array()
-    .items(moduleNameSchema)
-    .min(1)
-    // unique() already bounds it; max() says so in the document.
-    .max(MODULE_NAMES.length)
-    .unique()
-    .required(),
-};
-
-export const bundleSchema = Joi.object({
-  id: Joi.string().required(),
-  name: Joi.string().required(),
-  description: Joi.string().allow('').required(),
-  modules: Joi.array()
-    .items(moduleNameSchema)
-    .required(),
-}).label('Bundle').meta({ className: 'Bundle' }).example({"id": "essentials", "name": "Essentials", "description": "File integrity and antivirus", "modules": ["fim", "antivirus"]});
-

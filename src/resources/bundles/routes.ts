@@ -1,9 +1,10 @@
 /** Spec 4.6: the bundle catalogue, plus the admin operation that adds or replaces a bundle. */
 import Joi from 'joi';
-import { READERS, SYSTEM_ONLY, type Role } from '../../http/auth.js';
+import { READERS, SYSTEM_ONLY, type Role } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { idParams } from '../../http/schemas.js';
-import { bundleFields, bundleSchema, type Bundle } from './model.js';
+import type { Bundle } from './model.js';
+import { bundleFields, bundleSchema } from './schema.js';
 import type { BundleService } from './service.js';
 
 const bundleIn = Joi.object({ ...bundleFields, id: bundleFields.id.optional() })

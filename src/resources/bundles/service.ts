@@ -6,11 +6,12 @@
  * the bundles it names, whoever wrote them last; an equal or lower one leaves them.
  */
 import Joi from 'joi';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { ModuleName } from '../module-names.js';
-import { bundleFields, type Bundle } from './model.js';
+import type { Bundle } from './model.js';
+import { bundleFields } from './schema.js';
 import type { BundleDoc, BundleStore } from './store.js';
 import { dataFile, readJsonFile, validateCatalogue } from '../data-files.js';
 

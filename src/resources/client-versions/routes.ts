@@ -1,6 +1,6 @@
 /** Spec 4.1: default and per-organization pinned agent client versions. */
 import Joi from 'joi';
-import { READERS, SYSTEM_ONLY, WRITERS } from '../../http/auth.js';
+import { READERS, SYSTEM_ONLY, WRITERS } from '../../access/principal.js';
 import { NotFoundError } from '../../errors.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { isoDateOut, orgId, seqNoPrimaryTerm, userKey } from '../../http/schemas.js';

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ValidationError } from '../../errors.js';
 import { toSeqNoPrimaryTerm, type SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { OrganizationService } from '../organizations/service.js';

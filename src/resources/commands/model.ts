@@ -39,10 +39,12 @@ export interface CommandMessageDoc extends BaseMessage {
   retries?: number;
   /** Extension: why the message failed (set with a failure status). */
   failureReason?: string;
+  /** The ids of the moves that wrote this message, oldest first: how a caller's repeat is recognised (never shown). */
+  moveIds?: string[];
 }
 
 /** EndpointCommandMessage as the API shows it (status as it reads now, EXPIRED included). */
-export interface EndpointCommandMessage extends Omit<CommandMessageDoc, 'status'> {
+export interface EndpointCommandMessage extends Omit<CommandMessageDoc, 'status' | 'moveIds'> {
   status: EffectiveCommandMessageStatus;
   version: SeqNoPrimaryTerm;
 }

@@ -1,6 +1,6 @@
 /** Spec 4.8 (commands and support) and 4.5's ioc and uninstall-protect: one command pipeline. */
 import Joi from 'joi';
-import { WRITERS, type Role } from '../../http/auth.js';
+import { WRITERS, type Role } from '../../access/principal.js';
 import { routeDefaults, created, emptyOk, ok, type RouteSpec } from '../../http/routes.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema } from '../../http/paging.js';
 import type { PageRequest } from '../../domain.js';
@@ -207,10 +207,12 @@ export function commandRoutes(svc: CommandService): RouteSpec[] {
           .valid(...COMMAND_MESSAGE_STATUSES)
           .required(),
       }),
+      // A repeat with the same Idempotency-Key gets the first outcome; the key names the move (moveId).
+      idempotent: true,
       body: statusPatch,
       responses: { 200: { description: 'OK', schema: endpointCommandMessage } },
-      handler: async ({ params, body, access }) =>
-        ok(await svc.moveStatus(params.id, params.status, body?.version, access, body?.failureReason)),
+      handler: async ({ params, body, access, createdId }) =>
+        ok(await svc.moveStatus(params.id, params.status, body?.version, access, body?.failureReason, createdId)),
     }),
     route<{ uuid: string }>({
       operationId: 'getEndpointCommandMessageDelivery',

@@ -4,9 +4,9 @@
  * socket gateway to deliver; the gateway moves it through the status machine (status.ts).
  */
 import crypto from 'node:crypto';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';
@@ -53,8 +53,6 @@ export interface CommandOptions {
   expiry?: CommandExpiry;
   /** The endpoints' presence (src/resources/endpoints/presence.ts). */
   presence?: { seenAuthorized(endpointId: string): Promise<void> };
-  /** Told the endpoint of each message that became ready to deliver (created, or moved to RETRY): the agent channel's wake. */
-  ready?: (endpointId: string) => void;
 }
 
 export const SUPPORT_INFORMATION_MODES = ['BASIC', 'FULL', 'DEBUG'] as const;
@@ -83,10 +81,9 @@ export class CommandService {
   ) {
     this.expiry = opts.expiry ?? new CommandExpiry({ ttlSeconds: 86_400, maxRetries: 5 });
     this.presence = opts.presence;
-    this.ready = opts.ready;
   }
 
-  /** Set once the agent channel exists (it is built after the commands). */
+  /** Told the endpoint of each message that becomes ready (created, or moved to RETRY): the agent channel's wake, set once it exists. */
   ready?: (endpointId: string) => void;
 
   private readonly expiry: CommandExpiry;
@@ -194,6 +191,10 @@ export class CommandService {
    * fails the message instead (MSG_SEND_FAIL with a failureReason). A failure move may carry
    * its reason. The move is a sign of life of the endpoint when its agent reports it or when
    * the message was delivered (SENT).
+   *
+   * `moveId` names the request: an Idempotency-Key's id (src/http/idempotency.ts), or a random
+   * one. Each move stores its id in the message, so the one request that wrote it, and only
+   * that one, is recognised when it comes again (docs/adr/0111-command-moves-named-by-their-caller.md).
    */
   async moveStatus(
     id: string,
@@ -201,22 +202,21 @@ export class CommandService {
     version: SeqNoPrimaryTerm | undefined,
     access: Access,
     reason?: string,
+    moveId: string = crypto.randomUUID(),
   ): Promise<EndpointCommandMessage> {
     const hit = await this.messages.get(id);
     if (!hit) throw new NotFoundError(`command message ${id} not found`);
     await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);
+    // The caller repeats a move of its own that landed (its answer lost, or its delivery write
+    // failed): the first outcome again, the delivery completed. Before the version check: the
+    // repeat carries the version read before its own move.
+    if (hit.doc.moveIds?.includes(moveId)) return this.landed(hit);
     if (version && (version.sequenceNumber !== hit.seqNo || version.primaryTerm !== hit.primaryTerm)) {
       throw new ConflictError(
         `stale version ${version.sequenceNumber}/${version.primaryTerm}: the message is at ${hit.seqNo}/${hit.primaryTerm}; re-read it and retry`,
       );
     }
     const from = hit.doc.status;
-    // A repeat of the delivering move whose first attempt landed but was answered with an error
-    // (docs/adr/0097-command-move-resend.md): it completes the delivery record the first attempt left out.
-    if (from === 'SENT' && requested === 'SENT' && !(await this.deliveries.get(hit.doc.uuid))) {
-      await this.recordDelivery(hit.doc, access.userKey.username, hit.doc.updatedAt);
-      return this.record(hit);
-    }
     if (this.expiry.isExpired(hit.doc)) {
       throw new ConflictError(`command message ${id} expired at ${hit.doc.expiresAt ?? 'its default expiry'}; it cannot move to ${requested}`);
     }
@@ -235,11 +235,13 @@ export class CommandService {
     } else if (reason !== undefined && to !== 'SENT') {
       partial.failureReason = reason;
     }
-    const now = this.moveTime();
+    const now = new Date().toISOString();
     const by = access.userKey;
     const signOfLife = this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId) : undefined;
-    const change: Partial<CommandMessageDoc> = { ...partial, status: to, updatedAt: now, updatedBy: by };
-    const [updated] = await Promise.all([this.patchOnce(id, change, hit), signOfLife]);
+    // Every move a message can take (its retries, then one final move) keeps its id.
+    const moveIds = [...(hit.doc.moveIds ?? []), moveId].slice(-(this.expiry.opts.maxRetries + 2));
+    const change: Partial<CommandMessageDoc> = { ...partial, status: to, updatedAt: now, updatedBy: by, moveIds };
+    const [updated] = await Promise.all([this.patchOnce(id, change, hit, moveId), signOfLife]);
     if (to === 'SENT') {
       // After the status write: SENT is final and the write above is conditional, so exactly
       // one move gets here per message; the delivery write is a keyed full write (idempotent).
@@ -249,32 +251,31 @@ export class CommandService {
     return this.record(updated);
   }
 
-  private lastMoveMs = 0;
-
-  /**
-   * A move's time, never the same twice on this instance: a conflict is read back by the change
-   * it made (patchOnce), so two concurrent moves of one message must not write equal changes.
-   */
-  private moveTime(): string {
-    this.lastMoveMs = Math.max(Date.now(), this.lastMoveMs + 1);
-    return new Date(this.lastMoveMs).toISOString();
+  /** A move of this caller's that is already in the message: a SENT one completes its delivery record. */
+  private async landed(hit: Stored<CommandMessageDoc>): Promise<EndpointCommandMessage> {
+    // SENT is final, so a message that is SENT and holds the move's id was sent by that move, at its last update.
+    if (hit.doc.status === 'SENT') await this.recordDelivery(hit.doc, hit.doc.updatedBy.username, hit.doc.updatedAt);
+    return this.record(hit);
   }
 
   /**
    * The move's conditional write. Elasticsearch may apply a write and still answer it with an
    * error: it re-sends a replicated write after a node failure, and the re-send meets the write
-   * it repeats (409). A conflict is therefore read back: the message holding exactly this
-   * move's change (status, time to the millisecond, author, counters) is this move landed.
+   * it repeats (409). A conflict is therefore read back: a message holding this move's id was
+   * written by this move (no rival writes that id), and the move goes on.
    */
-  private async patchOnce(id: string, change: Partial<CommandMessageDoc>, read: Stored<CommandMessageDoc>): Promise<Stored<CommandMessageDoc>> {
+  private async patchOnce(
+    id: string,
+    change: Partial<CommandMessageDoc>,
+    read: Stored<CommandMessageDoc>,
+    moveId: string,
+  ): Promise<Stored<CommandMessageDoc>> {
     try {
       return await this.messages.patch(id, change, { if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       const now = await this.messages.get(id);
-      const stored = now?.doc as Record<string, unknown> | undefined;
-      const landed = stored !== undefined && Object.entries(change).every(([k, v]) => JSON.stringify(stored[k]) === JSON.stringify(v));
-      if (now && landed) return now;
+      if (now?.doc.moveIds?.includes(moveId)) return now;
       throw err;
     }
   }

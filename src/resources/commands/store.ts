@@ -7,7 +7,8 @@ import type { CommandMessageDoc, EndpointCommandMessage } from './model.js';
 
 /** Maps a stored message to the API record with its SeqNoPrimaryTerm version. */
 export function toCommandMessage(hit: Stored<CommandMessageDoc>): EndpointCommandMessage {
-  return { ...hit.doc, version: toSeqNoPrimaryTerm(hit) };
+  const { moveIds: _moveIds, ...doc } = hit.doc;
+  return { ...doc, version: toSeqNoPrimaryTerm(hit) };
 }
 
 export class CommandMessageStore {

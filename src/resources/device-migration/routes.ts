@@ -1,6 +1,6 @@
 /** Spec 4.4: one-off copies of UTM and LTE device records into PostgreSQL (no security declared). */
 import Joi from 'joi';
-import { SYSTEM_ONLY } from '../../http/auth.js';
+import { SYSTEM_ONLY } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { DeviceMigrationService } from '../../migration/device-migration.js';
 import type { DeviceFamily } from '../../migration/device-rows.js';

@@ -2,7 +2,7 @@
  * Connection-state updates of endpoints (the hot path: connect, disconnect, uninstall,
  * fim-hoh) and the other state an endpoint reports (addresses, UTM status, WAN interfaces).
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { NotFoundError } from '../../errors.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import { carrierWan, type ConnectionStatus, type EndpointDoc, type EndpointRecord, type InterfaceStatus, type WanStatus } from './model.js';

@@ -3,7 +3,7 @@ import jsonpatch from 'fast-json-patch';
 import type { Operation } from 'fast-json-patch';
 import type Joi from 'joi';
 import { BadRequestError, MethodNotAllowedError } from '../../errors.js';
-import { validatePart } from '../../http/routes.js';
+import { validatePart } from '../../validation.js';
 import { SERVER_OWNED_FIELDS, type EndpointDoc, type EndpointRecord } from './model.js';
 import { endpointBody } from './schema.js';
 

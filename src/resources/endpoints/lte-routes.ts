@@ -1,6 +1,6 @@
 /** Spec 4.3: LTE endpoints (cellular routers), all sec. */
 import Joi from 'joi';
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
 import { BadRequestError } from '../../errors.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';

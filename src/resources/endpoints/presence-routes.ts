@@ -1,6 +1,6 @@
 /** Presence extension routes: endpoints per connection status, presence applied. */
 import Joi from 'joi';
-import { READERS } from '../../http/auth.js';
+import { READERS } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import type { EndpointCriteria, UtmCriteria } from './criteria.js';
 import { CONNECTION_STATUSES } from './model.js';

@@ -9,7 +9,7 @@
  * A record without `lastSeen` (written before presence existed, or never seen since) keeps its
  * stored status: presence starts with its first sign of life.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
 import type { Query } from '../../store/doc-store.js';
 import { CONNECTION_STATUSES, type ConnectionStatus, type EndpointDoc, type PresenceView } from './model.js';

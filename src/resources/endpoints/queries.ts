@@ -2,8 +2,8 @@
  * Lists, page searches, counts and aggregations over endpoints, for the endpoint routes and
  * for the resources that need endpoint records (software inventory, reports).
  */
-import type { Access } from '../../http/auth.js';
-import { toPage, type Page } from '../../http/paging.js';
+import type { Access } from '../../access/access.js';
+import { toPage, type Page } from '../../domain.js';
 import type { PageRequest } from '../../domain.js';
 import { byCountThenKey, type TermCount } from '../../store/aggregations.js';
 import type { Query } from '../../store/doc-store.js';

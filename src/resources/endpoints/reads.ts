@@ -2,7 +2,7 @@
  * The reads that decide an endpoint operation's 404/403/409, and the partial update made
  * conditional on such a read: shared by the endpoint service's parts.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { Stored } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';

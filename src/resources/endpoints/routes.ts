@@ -1,6 +1,7 @@
 /** Spec 4.5: endpoints (agents), all sec. */
 import Joi from 'joi';
-import { READERS, WRITERS, type Access, type Role } from '../../http/auth.js';
+import { READERS, WRITERS, type Role } from '../../access/principal.js';
+import type { Access } from '../../access/access.js';
 import { routeDefaults, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';
 import { orgId } from '../../http/schemas.js';

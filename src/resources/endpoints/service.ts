@@ -6,7 +6,7 @@
  */
 import crypto from 'node:crypto';
 import type { Operation } from 'fast-json-patch';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { BadRequestError, ConflictError } from '../../errors.js';
 import type { Stored } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';

@@ -5,11 +5,12 @@ import { PitSearch } from '../../store/scan.js';
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import { BadRequestError } from '../../errors.js';
-import { MAX_AGGREGATION_BUCKETS } from '../../http/limits.js';
+import { MAX_AGGREGATION_BUCKETS } from '../../domain.js';
 import { compositeAll, compositeChunk, type TermCount } from '../../store/aggregations.js';
 import type { EndpointDoc, EndpointRecord, PresenceView } from './model.js';
 import { Batcher, type BatcherOptions, type ItemOutcome } from '../../store/batcher.js';
 import { itemError } from '../../store/item-errors.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
 
 /** Maps a stored document to the API record: internal fields dropped, integer version added. */
 export function toEndpointRecord(hit: Stored<EndpointDoc>): EndpointRecord {
@@ -60,6 +61,9 @@ export interface PresenceLens {
   view(): Promise<PresenceView>;
 }
 
+/** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const ENDPOINTS_ORG_SCOPE: OrgScopedIndex = { index: 'endpoints', orgField: 'orgId' };
+
 export class EndpointStore {
   private readonly docs: DocStore<EndpointDoc>;
   private readonly groupCommit: Batcher<ConnectionStateUpdate, { deleted: boolean }>;
@@ -67,7 +71,7 @@ export class EndpointStore {
   presence?: PresenceLens;
 
   constructor(ctx: StoreContext, batching = ENDPOINT_BATCHING) {
-    this.docs = new DocStore<EndpointDoc>(ctx, 'endpoints', 'endpoint', { reads: batching.reads, searches: batching.searches });
+    this.docs = new DocStore<EndpointDoc>(ctx, ENDPOINTS_ORG_SCOPE.index, 'endpoint', { orgField: ENDPOINTS_ORG_SCOPE.orgField, reads: batching.reads, searches: batching.searches });
     this.groupCommit = new Batcher((items) => this.updateConnectionStates(items), { name: 'group commit endpoints', ...batching.connectionState });
   }
 

@@ -2,7 +2,7 @@
  * Unique lookup keys of endpoints (serial, MAC, common name, IMEI + site): claimed in the
  * keys index before a record carries them, released after, and the lookups by key.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import type { Stored } from '../../store/doc-store.js';
 import type { EndpointKeyStore } from './keys-store.js';

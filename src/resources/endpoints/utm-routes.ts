@@ -1,7 +1,7 @@
 /** Spec 4.2: UTM endpoints (firewalls). Operations without "sec" admit perimeter callers without a token. */
 import Joi from 'joi';
 import type { Operation } from 'fast-json-patch';
-import { READERS, WRITERS, type Role } from '../../http/auth.js';
+import { READERS, WRITERS, type Role } from '../../access/principal.js';
 import { routeDefaults, emptyOk, ok, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';
 import { aggregationTermBucket, countWrapper } from '../../http/schemas.js';

@@ -11,7 +11,7 @@ import type {
   IdempotencyKeyStore,
   IdempotentOutcome,
   StoredKeyRecord,
-} from '../../http/idempotency.js';
+} from './model.js';
 import type { Logger } from '../../log.js';
 
 export class IdempotencyKeyDocStore implements IdempotencyKeyStore {

@@ -1,6 +1,6 @@
 /** Spec 4.6: the signed URL of the current installer for a platform. */
 import Joi from 'joi';
-import { READERS, type Role } from '../../http/auth.js';
+import { READERS, type Role } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { INSTALLER_PLATFORMS, type InstallerPlatform, type InstallerService } from './service.js';
 

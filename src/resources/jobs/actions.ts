@@ -7,8 +7,8 @@
  * soft-deleting a deleted endpoint is a no-op.
  */
 import crypto from 'node:crypto';
-import type { Access } from '../../http/auth.js';
-import { uuidFrom } from '../../http/idempotency.js';
+import type { Access } from '../../access/access.js';
+import { uuidFrom } from '../../domain.js';
 import { AppError, NotFoundError } from '../../errors.js';
 import type { CommandService } from '../commands/service.js';
 import type { EndpointService } from '../endpoints/service.js';

@@ -2,7 +2,7 @@
 import os from 'node:os';
 import crypto from 'node:crypto';
 import type { BaseDeps } from '../deps.js';
-import type { OrgTree } from '../../http/auth.js';
+import type { OrgTree } from '../../access/access.js';
 import type { EndpointService } from '../endpoints/service.js';
 import type { CommandService } from '../commands/service.js';
 import type { ModuleService } from '../modules/service.js';

@@ -1,6 +1,7 @@
 /** Bulk actions as jobs: extensions beyond the spec. */
-import { READERS, WRITERS, type Access } from '../../http/auth.js';
-import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
+import { READERS, WRITERS } from '../../access/principal.js';
+import type { Access } from '../../access/access.js';
+import { routeDefaults, ok, type Reply, type RouteSpec } from '../../http/routes.js';
 import type { PageRequest } from '../../domain.js';
 import type { JobState } from './store.js';
 import type { JobService, NewJob } from './service.js';
@@ -10,6 +11,17 @@ import { createJobQuery, jobDryRun, jobIdParams, jobListQuery, jobRecord, newJob
 function confirmer(access: Access): { tokenId?: string; name: string; role: string } {
   const p = access.principal;
   return { ...(p.tokenId ? { tokenId: p.tokenId } : {}), name: p.name, role: p.role };
+}
+
+/** What a job's audit event keeps of its request: the criteria, allAgents and who confirmed it. */
+function confirmation(body: NewJob, access: Access): Record<string, unknown> {
+  return { criteria: body.criteria, allAgents: body.allAgents, confirmedBy: confirmer(access) };
+}
+
+/** A dry run's answer (POST /jobs/dry-run, and the deprecated POST /jobs?dryRun=true); its audit event keeps the count. */
+async function dryRunReply(svc: JobService, body: NewJob, access: Access): Promise<Reply> {
+  const dry = await svc.dryRun(body, access);
+  return { status: 200, body: dry, audit: { ...confirmation(body, access), dryRun: true, matched: dry.matched } };
 }
 
 /** What this file's route declarations share unless one says otherwise. */
@@ -22,26 +34,34 @@ export function jobRoutes(svc: JobService): RouteSpec[] {
       method: 'POST',
       path: '/jobs',
       summary:
-        "Start a bulk action (send a command, enable or disable a module, assign a license type, soft-delete) on every agent matching EndpointCriteria within the caller's subtree; answers 202 with the QUEUED job. Criteria that narrow nothing need allAgents: true; ?dryRun=true answers what the job would act on without starting it",
+        "Start a bulk action (send a command, enable or disable a module, assign a license type, soft-delete) on every agent matching EndpointCriteria within the caller's subtree; answers 202 with the QUEUED job. Criteria that narrow nothing need allAgents: true. What a job would act on, without starting it: POST /jobs/dry-run",
       lane: 'admin',
       roles: WRITERS,
       extension: true,
       idempotent: true,
       query: createJobQuery,
       body: newJob,
-      responses: {
-        200: { description: 'dryRun=true: how many agents the job would act on, by organization; nothing was created', schema: jobDryRun },
-        202: { description: 'Accepted: the job, QUEUED', schema: jobRecord },
-      },
+      // The deprecated ?dryRun=true still answers 200 with a JobDryRun, undeclared here so that
+      // this operation has one success body (docs/adr/0122-dry-run-an-operation-of-its-own.md).
+      responses: { 202: { description: 'Accepted: the job, QUEUED', schema: jobRecord } },
       handler: async ({ query, body, access, createdId }) => {
-        const audit = { criteria: body.criteria, allAgents: body.allAgents, confirmedBy: confirmer(access) };
-        if (query.dryRun) {
-          const dry = await svc.dryRun(body, access);
-          return { status: 200, body: dry, audit: { ...audit, dryRun: true, matched: dry.matched } };
-        }
+        if (query.dryRun) return dryRunReply(svc, body, access);
         const { job, matched } = await svc.create(body, access, createdId);
-        return { status: 202, body: job, audit: { ...audit, dryRun: false, matched } };
+        return { status: 202, body: job, audit: { ...confirmation(body, access), dryRun: false, matched } };
       },
+    }),
+    route<Record<string, never>, Record<string, never>, NewJob>({
+      operationId: 'dryRunJob',
+      method: 'POST',
+      path: '/jobs/dry-run',
+      summary:
+        "What a bulk action would act on now, without starting it: how many agents match the NewJob's criteria within the caller's subtree, in which organizations, and whether the person confirming it must type the count",
+      lane: 'admin',
+      roles: WRITERS,
+      extension: true,
+      body: newJob,
+      responses: { 200: { description: 'How many agents the job would act on, by organization; nothing was created', schema: jobDryRun } },
+      handler: async ({ body, access }) => dryRunReply(svc, body, access),
     }),
     route<Record<string, never>, { state?: JobState; orgId?: string; page: number; size: number }>({
       operationId: 'listJobs',

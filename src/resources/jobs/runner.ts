@@ -17,14 +17,14 @@
  * together, by one refresh of each index they wrote before its checkpoint
  * (store/visibility.ts `withDeferredVisibility`), not one refresh wait per write.
  */
-import { Access, type OrgTree } from '../../http/auth.js';
+import { Access, type OrgTree } from '../../access/access.js';
 import { AppError, WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';
 import type { AgentScan, ScannedAgent } from '../endpoints/agent-scan.js';
 import { withDeferredVisibility } from '../../store/visibility.js';
 import type { Query } from '../../store/doc-store.js';
-import { inBatchSpan } from '../../tracing.js';
+import { inBatchSpan } from '../../trace-context.js';
 import { actOn, type JobTargets } from './actions.js';
 import { leaseLive } from './service.js';
 import type { JobDoc, JobFailure, JobStore, StoredJob } from './store.js';

@@ -70,9 +70,13 @@ export const newJob = Joi.object({
   .meta({ className: 'NewJob' });
 
 export const createJobQuery = Joi.object({
+  // Deprecated: kept for the callers of API 1.0; POST /jobs/dry-run is the operation (docs/adr/0122-dry-run-an-operation-of-its-own.md).
   dryRun: Joi.boolean()
     .default(false)
-    .description('true: answer 200 with how many agents the job would act on and in which organizations, without creating it'),
+    .meta({ deprecated: true })
+    .description(
+      'Deprecated, use POST /jobs/dry-run: true answers 200 with the same JobDryRun that operation answers, without creating the job',
+    ),
 });
 
 export const jobDryRun = Joi.object({

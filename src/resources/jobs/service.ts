@@ -3,9 +3,9 @@
  * itself is done by the JobRunner of whichever instance holds the job's lease (runner.ts).
  */
 import crypto from 'node:crypto';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest } from '../../domain.js';
 import type { Query } from '../../store/doc-store.js';
@@ -40,7 +40,7 @@ export interface NewJob {
   allAgents: boolean;
 }
 
-/** What a job would act on now: POST /jobs?dryRun=true, and the count a created job's audit event keeps. */
+/** What a job would act on now: POST /jobs/dry-run, and the count a created job's audit event keeps. */
 export interface JobDryRun {
   matched: number;
   organizations: { orgId: string; count: number }[];
@@ -165,7 +165,7 @@ export class JobService {
     }
   }
 
-  /** POST /jobs?dryRun=true: what the job would act on now, by organization; nothing is created. */
+  /** POST /jobs/dry-run: what the job would act on now, by organization; nothing is created. */
   async dryRun(input: NewJob, access: Access): Promise<JobDryRun> {
     const p = access.principal;
     if (p.role !== 'system' && p.role !== 'admin') throw new ForbiddenError(`role ${p.role} may not create jobs`);

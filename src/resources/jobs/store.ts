@@ -9,8 +9,9 @@ import { DocStore, type Query, type SearchResult, type Stored } from '../../stor
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { UserKey } from '../../domain.js';
-import type { Grant, Person } from '../../http/auth.js';
+import type { Grant, Person } from '../../access/principal.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
 
 export const JOB_STATES = ['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -80,10 +81,13 @@ export interface JobDoc {
 
 export type StoredJob = Stored<JobDoc>;
 
+/** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const JOBS_ORG_SCOPE: OrgScopedIndex = { index: 'jobs', orgField: 'orgId' };
+
 export class JobStore {
   private readonly docs: DocStore<JobDoc>;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<JobDoc>(ctx, 'jobs', 'job');
+    this.docs = new DocStore<JobDoc>(ctx, JOBS_ORG_SCOPE.index, 'job', { orgField: JOBS_ORG_SCOPE.orgField });
   }
 
   /** Create-only; searchable when it returns (GET /jobs lists by search, other instances' runners find it by search). */

@@ -1,6 +1,6 @@
 /** Spec 4.7: organization license contracts. */
 import Joi from 'joi';
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { pagedCriteriaSchema, pageSchema } from '../../http/paging.js';
 import type { PageRequest } from '../../domain.js';

@@ -2,9 +2,9 @@
  * Organization license contracts (spec 4.7): one per (orgId, type); create, read by org and
  * by org and type, replace with an integer version, and paged search by criteria.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest, SortOrder } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';

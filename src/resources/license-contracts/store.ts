@@ -9,11 +9,15 @@ import type { StoreContext } from '../../store/client.js';
 import type { LicenseType } from '../licenses/model.js';
 import { contractId, type OrgLicenseContractDoc } from './model.js';
 import { PitSearch } from '../../store/scan.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
+
+/** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const LICENSE_CONTRACTS_ORG_SCOPE: OrgScopedIndex = { index: 'org-license-contracts', orgField: 'orgId' };
 
 export class OrgLicenseContractStore {
   private readonly docs: DocStore<OrgLicenseContractDoc>;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<OrgLicenseContractDoc>(ctx, 'org-license-contracts', 'license contract');
+    this.docs = new DocStore<OrgLicenseContractDoc>(ctx, LICENSE_CONTRACTS_ORG_SCOPE.index, 'license contract', { orgField: LICENSE_CONTRACTS_ORG_SCOPE.orgField });
   }
 
   get(orgId: string, type: LicenseType): Promise<Stored<OrgLicenseContractDoc> | undefined> {

@@ -1,6 +1,6 @@
 /** Spec 4.7: licenses. */
 import Joi from 'joi';
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { countWrapper, id, idParams, isoDateOut, orgId, serverOwnedField } from '../../http/schemas.js';
 import { LICENSE_STATES, LICENSE_TYPES, type LicenseState } from './model.js';

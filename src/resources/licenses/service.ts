@@ -3,7 +3,7 @@
  * model.ts, and counting by LicenseCriteria. Every operation is limited to the caller's
  * organization subtree.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';

@@ -6,11 +6,15 @@
 import { DocStore, type Query, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
 import type { LicenseDoc } from './model.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
+
+/** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const LICENSES_ORG_SCOPE: OrgScopedIndex = { index: 'licenses', orgField: 'orgId' };
 
 export class LicenseStore {
   private readonly docs: DocStore<LicenseDoc>;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<LicenseDoc>(ctx, 'licenses', 'license');
+    this.docs = new DocStore<LicenseDoc>(ctx, LICENSES_ORG_SCOPE.index, 'license', { orgField: LICENSES_ORG_SCOPE.orgField });
   }
 
   get(id: string): Promise<Stored<LicenseDoc> | undefined> {

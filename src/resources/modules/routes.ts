@@ -1,9 +1,9 @@
 /** Spec 4.6: enabled modules per endpoint and per organization, the UI summary, bundle subscriptions. */
 import Joi from 'joi';
-import { READERS, WRITERS, type Role } from '../../http/auth.js';
+import { READERS, WRITERS, type Role } from '../../access/principal.js';
 import { routeDefaults, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut, orgId, serverOwnedFields } from '../../http/schemas.js';
-import { bundleSchema } from '../bundles/model.js';
+import { bundleSchema } from '../bundles/schema.js';
 import { MODULE_NAMES, moduleNameSchema } from '../module-names.js';
 import { DYNAMIC_MODULE_STATUSES, type ModuleScope } from './model.js';
 import type { EnabledModulesInput, ModuleService } from './service.js';

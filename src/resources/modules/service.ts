@@ -3,7 +3,7 @@
  * organization, the organization summary for the UI, install confirmation and bundle
  * subscriptions. Other resources ask this service (`effectiveModuleStatus`), never the store.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../errors.js';
 import type { Stored } from '../../store/doc-store.js';
 import { readModifyWrite } from '../../store/optimistic.js';

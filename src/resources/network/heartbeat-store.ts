@@ -5,6 +5,7 @@ import type { StoreContext } from '../../store/client.js';
 import { RolloverAlias, type GenerationalIndex, type Generation } from '../../store/generations.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { NetworkHeartbeatDoc } from './model.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
 
 /**
  * A retried heartbeat (same endpoint, same timestamp) overwrites itself instead of
@@ -22,11 +23,14 @@ export type HeartbeatGeneration = Generation;
  * The alias is a rollover write alias: writes go to the newest generation, reads
  * (searches) span them all, and whole old generations are deleted by HeartbeatRetention.
  */
+/** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const HEARTBEATS_ORG_SCOPE: OrgScopedIndex = { index: 'network-heartbeats', orgField: 'orgId' };
+
 export class HeartbeatStore implements GenerationalIndex {
   private readonly docs: DocStore<NetworkHeartbeatDoc>;
   private readonly generationsOf: RolloverAlias;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<NetworkHeartbeatDoc>(ctx, 'network-heartbeats', 'network heartbeat');
+    this.docs = new DocStore<NetworkHeartbeatDoc>(ctx, HEARTBEATS_ORG_SCOPE.index, 'network heartbeat', { orgField: HEARTBEATS_ORG_SCOPE.orgField });
     this.generationsOf = new RolloverAlias(ctx, 'network-heartbeats', 'timestamp');
   }
 

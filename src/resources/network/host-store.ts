@@ -5,6 +5,7 @@ import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { NetworkHost } from './model.js';
 import { PitSearch } from '../../store/scan.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
 
 export interface HostWrite {
   host: NetworkHost;
@@ -19,10 +20,13 @@ export interface BulkHostOutcome {
   failed: { id: string; reason: string }[];
 }
 
+/** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const NETWORK_HOSTS_ORG_SCOPE: OrgScopedIndex = { index: 'network-hosts', orgField: 'orgId' };
+
 export class NetworkHostStore {
   private readonly docs: DocStore<NetworkHost>;
   constructor(ctx: StoreContext) {
-    this.docs = new DocStore<NetworkHost>(ctx, 'network-hosts', 'network host');
+    this.docs = new DocStore<NetworkHost>(ctx, NETWORK_HOSTS_ORG_SCOPE.index, 'network host', { orgField: NETWORK_HOSTS_ORG_SCOPE.orgField });
   }
 
   get(id: string): Promise<Stored<NetworkHost> | undefined> {

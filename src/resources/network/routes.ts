@@ -1,7 +1,7 @@
 /** Spec 4.9: network heartbeats and network hosts (plus a bulk discovery ingest and reads). */
 import net from 'node:net';
 import Joi from 'joi';
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
 import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, pageSchema, pagedCriteriaSchema } from '../../http/paging.js';
 import type { PageRequest } from '../../domain.js';

@@ -3,9 +3,9 @@
  * NetworkHost of its host address; discovery reports upsert hosts in bulk; operators set a
  * host's status and search hosts.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest } from '../../domain.js';
 import type { Query, Stored } from '../../store/doc-store.js';

@@ -1,6 +1,6 @@
 /** Spec 4.9: organization agent configuration (POST /config/org) and its read-back. */
 import Joi from 'joi';
-import { READERS, WRITERS } from '../../http/auth.js';
+import { READERS, WRITERS } from '../../access/principal.js';
 import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
 import { isoDateOut, orgId, serverOwned, userKey } from '../../http/schemas.js';
 import type { Config } from './model.js';

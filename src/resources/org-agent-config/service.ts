@@ -1,5 +1,5 @@
 /** Organization agent configuration (spec 4.9 POST /config/org, and its read-back). */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { Config, StoredConfig } from './model.js';

@@ -1,6 +1,6 @@
 /** Admin operations on organizations (beyond the spec; system role only). */
 import Joi from 'joi';
-import { SYSTEM_ONLY } from '../../http/auth.js';
+import { SYSTEM_ONLY } from '../../access/principal.js';
 import { routeDefaults, created, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut, serverOwnedField } from '../../http/schemas.js';
 import type { OrganizationService, OrganizationUpdate } from './service.js';

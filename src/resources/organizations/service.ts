@@ -1,78 +1,33 @@
 /**
  * Organizations form a tree ({id, name, parentId?}); every 403 decision and every
- * includeChildren / direct-children / all-descendants query asks it. The tree is held in
- * memory (organizations change rarely, are asked about on every request). This instance's own
- * changes are applied to it in place; changes made elsewhere arrive through the change feed
- * (`applyChanged`: only the changed organizations are read). It is read whole at first use,
- * when the feed says changes were lost, and when neither a load nor the feed has confirmed it
- * for `cacheSeconds` (the feed unreadable). An unknown id that exists (an organization created
- * elsewhere, not yet announced) is read and added alone. Design: docs/adr/0066.
+ * includeChildren / direct-children / all-descendants query asks it. The tree is held in memory
+ * (tree-cache.ts, docs/adr/0066) and queried there (tree-snapshot.ts); this service registers,
+ * renames and moves organizations, and a move's lifecycle is moves.ts.
  *
  * The tree also answers the ancestry stamped on org-scoped records (`pathOf`, docs/adr/0085) and
  * the one-term subtree queries over it (`subtreeQuery`); a move rewrites that ancestry in the
  * background (move-task.ts, docs/adr/0086) while reads compensate for it (docs/adr/0087).
  */
-import type { OrgTree, Access } from '../../http/auth.js';
+import type { OrgTree, Access } from '../../access/access.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import type { OrganizationDoc, OrganizationStore } from './store.js';
 import type { Query } from '../../store/doc-store.js';
 import type { OrgAncestry } from '../../store/org-path.js';
-import { pathFieldOf } from '../../store/org-path.js';
 import type { OrgMove, OrgMoveStore } from './move-store.js';
 import type { OrgMoveTask } from './move-task.js';
+import { OrgMoves, type OrganizationMoveStatus } from './moves.js';
+import { OrgTreeCache } from './tree-cache.js';
+import { descendants, isWithin, link, pathOf, subtreeQuery } from './tree-snapshot.js';
+
+export type { OrganizationMoveStatus };
 
 export interface Organization {
   id: string;
   name: string;
   parentId?: string;
   createdAt: string;
-}
-
-interface Snapshot {
-  parent: Map<string, string | undefined>;
-  children: Map<string, Set<string>>;
-  loadedAt: number;
-  /** The move whose records are being rewritten, if one is (reads compensate for it). */
-  move?: OrgMove;
-}
-
-/** How a move's progress reads (GET /admin/organizations/{id}/move). */
-export interface OrganizationMoveStatus {
-  orgId: string;
-  fromParentId?: string;
-  toParentId?: string;
-  state: OrgMove['state'];
-  recordsRewritten: number;
-  /** Records still showing the old place (counted now; 0 when done). */
-  recordsRemaining: number;
-  startedAt: string;
-  finishedAt?: string;
-}
-
-/** How long a move waits for another one still rewriting records before it answers 409. */
-const MOVE_WAIT_MS = 10_000;
-
-/** Sets `id`'s parent in the snapshot (adding or moving it); idempotent. */
-function link(s: Snapshot, id: string, parentId: string | undefined): void {
-  const had = s.parent.has(id);
-  const old = s.parent.get(id);
-  if (had && old === parentId) return;
-  if (old !== undefined) s.children.get(old)?.delete(id);
-  s.parent.set(id, parentId);
-  if (parentId === undefined) return;
-  let set = s.children.get(parentId);
-  if (!set) s.children.set(parentId, (set = new Set()));
-  set.add(id);
-}
-
-/** Removes `id` from the snapshot (its children keep their parent link). */
-function unlink(s: Snapshot, id: string): void {
-  if (!s.parent.has(id)) return;
-  const old = s.parent.get(id);
-  if (old !== undefined) s.children.get(old)?.delete(id);
-  s.parent.delete(id);
 }
 
 export interface OrganizationUpdate {
@@ -86,105 +41,45 @@ export function toOrganization(d: OrganizationDoc): Organization {
 }
 
 export class OrganizationService implements OrgTree, OrgAncestry {
-  private snapshot: Snapshot | undefined;
-  private loading: Promise<Snapshot> | undefined;
-  /** When the change feed last confirmed the tree in step (see `confirmCurrent`). */
-  private confirmedAt = 0;
-  /** The task rewriting records after a move (set by the container). */
-  moveTask?: OrgMoveTask;
+  private readonly cache: OrgTreeCache;
+  private readonly moves: OrgMoves;
 
   constructor(
     private readonly store: OrganizationStore,
-    private readonly cacheSeconds: number,
+    cacheSeconds: number,
     private readonly feed: ChangeFeedStore,
-    private readonly moves: OrgMoveStore,
-  ) {}
+    moveStore: OrgMoveStore,
+  ) {
+    this.cache = new OrgTreeCache(store, cacheSeconds, moveStore);
+    this.moves = new OrgMoves(this.cache, feed, moveStore);
+  }
+
+  /** The task rewriting records after a move (set by the resource's builder). */
+  get moveTask(): OrgMoveTask | undefined {
+    return this.moves.task;
+  }
+
+  set moveTask(task: OrgMoveTask | undefined) {
+    this.moves.task = task;
+  }
 
   /** Reloads the tree with a read that starts now (the feed lost changes, or at start). */
-  async reload(): Promise<void> {
-    // A load already in flight may have read before the change: wait for it, then read again.
-    await this.loading?.catch(() => undefined);
-    await this.load();
+  reload(): Promise<void> {
+    return this.cache.reload();
   }
 
   /** The change feed read every change up to now: the tree needs no time-based reload yet. */
   confirmCurrent(): void {
-    this.confirmedAt = Date.now();
+    this.cache.confirmCurrent();
   }
 
-  /**
-   * Applies changes made through other instances: reads just these organizations and sets
-   * (or removes) their links. A move changes only the moved organization's own parent link.
-   */
-  async applyChanged(ids: readonly string[]): Promise<void> {
-    if (!this.snapshot && !this.loading) return;
-    const [docs, move] = await Promise.all([this.store.getMany([...new Set(ids)]), this.moves.get()]);
-    const s = await this.current();
-    this.applyDocs(s, ids, docs);
-    // A move started or ended elsewhere: reads start or stop compensating for it (docs/adr/0087).
-    if (s) this.setMove(s, move?.doc);
-  }
-
-  private setMove(s: Snapshot, move: OrgMove | undefined): void {
-    if (move?.state === 'RUNNING') s.move = move;
-    else delete s.move;
-  }
-
-  /** The snapshot once any load in flight has landed (a load that read before a change must not replace its application). */
-  private async current(): Promise<Snapshot | undefined> {
-    await this.loading?.catch(() => undefined);
-    return this.snapshot;
-  }
-
-  private applyDocs(s: Snapshot | undefined, ids: readonly string[], docs: readonly OrganizationDoc[]): void {
-    if (!s) return;
-    const found = new Map(docs.map((d) => [d.id, d]));
-    for (const id of ids) {
-      const d = found.get(id);
-      if (d) link(s, d.id, d.parentId);
-      else unlink(s, id);
-    }
-  }
-
-  private async load(): Promise<Snapshot> {
-    this.loading ??= Promise.all([this.store.allLinks(), this.moves.get()])
-      .then(([links, move]) => {
-        const s: Snapshot = { parent: new Map(), children: new Map(), loadedAt: Date.now() };
-        for (const l of links) link(s, l.id, l.parentId);
-        this.setMove(s, move?.doc);
-        this.snapshot = s;
-        return s;
-      })
-      .finally(() => (this.loading = undefined));
-    return this.loading;
-  }
-
-  private async tree(): Promise<Snapshot> {
-    const s = this.snapshot;
-    if (s && Date.now() - Math.max(s.loadedAt, this.confirmedAt) < this.cacheSeconds * 1000) return s;
-    return this.load();
-  }
-
-  /**
-   * The tree, knowing `id` if it exists (an org created through another instance, before the
-   * change feed told this one): an unknown id costs one realtime get, and an existing one is
-   * added with its ancestry (from its stored ancestors) without reading the tree again.
-   */
-  private async treeKnowing(id: string): Promise<Snapshot> {
-    const s = await this.tree();
-    if (s.parent.has(id)) return s;
-    const doc = await this.store.get(id);
-    if (!doc) return s;
-    const cur = (await this.current()) ?? s;
-    doc.ancestors.forEach((a, k) => {
-      if (!cur.parent.has(a)) link(cur, a, k > 0 ? doc.ancestors[k - 1] : undefined);
-    });
-    link(cur, doc.id, doc.parentId);
-    return cur;
+  /** Applies changes made through other instances (only these organizations are read). */
+  applyChanged(ids: readonly string[]): Promise<void> {
+    return this.cache.applyChanged(ids);
   }
 
   async exists(orgId: string): Promise<boolean> {
-    return (await this.treeKnowing(orgId)).parent.has(orgId);
+    return (await this.cache.treeKnowing(orgId)).parent.has(orgId);
   }
 
   async assertExists(orgId: string): Promise<void> {
@@ -192,32 +87,17 @@ export class OrganizationService implements OrgTree, OrgAncestry {
   }
 
   async isWithin(orgId: string, rootId: string): Promise<boolean> {
-    const s = await this.treeKnowing(orgId);
-    let cur: string | undefined = orgId;
-    for (let depth = 0; cur !== undefined && depth < 10_000; depth++) {
-      if (cur === rootId) return true;
-      if (!s.parent.has(cur)) return false;
-      cur = s.parent.get(cur);
-    }
-    return false;
+    return isWithin(await this.cache.treeKnowing(orgId), orgId, rootId);
   }
 
   /** The org's direct child organizations. */
   async children(orgId: string): Promise<string[]> {
-    return [...((await this.treeKnowing(orgId)).children.get(orgId) ?? [])];
+    return [...((await this.cache.treeKnowing(orgId)).children.get(orgId) ?? [])];
   }
 
   /** Every organization strictly below the org. */
   async descendants(orgId: string): Promise<string[]> {
-    const s = await this.treeKnowing(orgId);
-    const out: string[] = [];
-    const queue = [...(s.children.get(orgId) ?? [])];
-    for (let k = 0; k < queue.length; k++) {
-      const id = queue[k] as string;
-      out.push(id);
-      for (const c of s.children.get(id) ?? []) queue.push(c);
-    }
-    return out;
+    return descendants(await this.cache.treeKnowing(orgId), orgId);
   }
 
   async subtree(orgId: string): Promise<string[]> {
@@ -227,33 +107,12 @@ export class OrganizationService implements OrgTree, OrgAncestry {
 
   /** Ids from the org's root down to the org (an org the tree does not know: itself alone). */
   async pathOf(orgId: string): Promise<string[]> {
-    const s = await this.treeKnowing(orgId);
-    const path: string[] = [];
-    let cur: string | undefined = orgId;
-    while (cur !== undefined && path.length < 10_000) {
-      path.push(cur);
-      cur = s.parent.get(cur);
-    }
-    return path.reverse();
+    return pathOf(await this.cache.treeKnowing(orgId), orgId);
   }
 
-  /**
-   * The records of the org's subtree: one term on the ancestry. While a move is rewriting records
-   * (docs/adr/0087), a subtree the moved organization joined also matches its records by their
-   * moved organization's id, and a subtree it left excludes them: one more term, exact whatever
-   * the rewrite has reached, since every record below the moved organization holds its id.
-   */
+  /** The records of the org's subtree: one term on the ancestry, one more while a move rewrites records (tree-snapshot.ts). */
   async subtreeQuery(orgId: string, orgField: string): Promise<Query> {
-    const path = pathFieldOf(orgField);
-    const base: Query = { term: { [path]: orgId } };
-    const move = (await this.tree()).move;
-    if (!move) return base;
-    const joined = move.to.includes(orgId) && !move.from.includes(orgId);
-    const left = move.from.includes(orgId) && !move.to.includes(orgId);
-    const moved: Query = { term: { [path]: move.orgId } };
-    if (joined) return { bool: { should: [base, moved], minimum_should_match: 1 } };
-    if (left) return { bool: { filter: [base], must_not: [moved] } };
-    return base;
+    return subtreeQuery((await this.cache.tree()).move, orgId, orgField);
   }
 
   /**
@@ -283,7 +142,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
       throw err;
     }
     // Known here at once; other instances learn it from the feed.
-    const s = await this.current();
+    const s = await this.cache.current();
     if (s) link(s, doc.id, doc.parentId);
     await this.feed.append('organizations', [doc.id]);
     return toOrganization(doc);
@@ -316,13 +175,13 @@ export class OrganizationService implements OrgTree, OrgAncestry {
           next.parentId = parent.id;
         }
         next.ancestors = ancestors;
-        move ??= await this.beginMove({ orgId: id, from: cur.doc.ancestors, to: ancestors });
+        move ??= await this.moves.begin({ orgId: id, from: cur.doc.ancestors, to: ancestors });
       }
       try {
         await this.store.replace(cur, next);
       } catch (err) {
         // Nothing moved: the record of the move ends at once, so the next move is not refused.
-        if (move && !(err instanceof ConflictError)) await this.moves.save({ ...move, state: 'DONE', finishedAt: new Date().toISOString() });
+        if (move && !(err instanceof ConflictError)) await this.moves.abandon(move);
         throw err;
       }
       return { doc: next, moved: isMove };
@@ -332,74 +191,30 @@ export class OrganizationService implements OrgTree, OrgAncestry {
       await this.store.setAncestors(
         below.map((d) => ({ id: d.id, ancestors: [...doc.ancestors, id, ...d.ancestors.slice(d.ancestors.indexOf(id) + 1)] })),
       );
-      const s = await this.current();
+      const s = await this.cache.current();
       if (s) {
         link(s, id, doc.parentId);
         if (move) s.move = move;
       }
     }
     await this.feed.append('organizations', [id]);
-    if (moved && move) this.moveTask?.start(move).catch(() => undefined);
+    if (moved && move) this.moves.start(move);
     return toOrganization(doc);
   }
 
-  /**
-   * Records a move as RUNNING. Another move still running is waited for a few seconds (a small
-   * move's rewrite ends within its settle time), then answered 409.
-   */
-  private async beginMove(m: { orgId: string; from: string[]; to: string[] }): Promise<OrgMove> {
-    if (!this.moveTask) throw new Error('organization moves need the move task');
-    const waitUntil = Date.now() + MOVE_WAIT_MS;
-    let last = await this.moves.get();
-    while (last?.doc.state === 'RUNNING' && Date.now() < waitUntil) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      last = await this.moves.get();
-    }
-    if (last?.doc.state === 'RUNNING') {
-      throw new ConflictError(`organization ${last.doc.orgId} is still moving; retry when its move is done (GET /admin/organizations/${last.doc.orgId}/move)`);
-    }
-    const move: OrgMove = { ...m, state: 'RUNNING', recordsRewritten: 0, startedAt: new Date().toISOString() };
-    try {
-      await this.moves.begin(move, last);
-    } catch (err) {
-      if (err instanceof ConflictError) throw new ConflictError('another organization move started at the same time; retry when it is done');
-      throw err;
-    }
-    return move;
-  }
-
   /** Resumes the rewrite of a move left RUNNING (its instance stopped); at start-up. */
-  async resumeMove(): Promise<void> {
-    const cur = await this.moves.get();
-    if (cur?.doc.state === 'RUNNING') {
-      await this.load();
-      this.moveTask?.start(cur.doc).catch(() => undefined);
-    }
+  resumeMove(): Promise<void> {
+    return this.moves.resume();
   }
 
   /** Where the last move of organization `id` stands; 404 when its last move is not the last one recorded. */
-  async moveStatus(id: string): Promise<OrganizationMoveStatus> {
-    const cur = await this.moves.get();
-    if (!cur || cur.doc.orgId !== id) throw new NotFoundError(`no move of organization ${id} is recorded (only the last move is kept)`);
-    const m = cur.doc;
-    const remaining = m.state === 'RUNNING' && this.moveTask ? await this.moveTask.remaining(m) : 0;
-    return {
-      orgId: m.orgId,
-      ...(m.from.length > 0 ? { fromParentId: m.from[m.from.length - 1] } : {}),
-      ...(m.to.length > 0 ? { toParentId: m.to[m.to.length - 1] } : {}),
-      state: m.state,
-      recordsRewritten: m.recordsRewritten,
-      recordsRemaining: remaining,
-      startedAt: m.startedAt,
-      ...(m.finishedAt ? { finishedAt: m.finishedAt } : {}),
-    };
+  moveStatus(id: string): Promise<OrganizationMoveStatus> {
+    return this.moves.status(id);
   }
 
   /** The move is done: this instance drops its compensation at once, every other one on the feed's change. */
-  async moveDone(orgId: string): Promise<void> {
-    const s = await this.current();
-    if (s) delete s.move;
-    await this.feed.append('organizations', [orgId]);
+  moveDone(orgId: string): Promise<void> {
+    return this.moves.done(orgId);
   }
 
   /** The organizations the caller sees (its subtree; every one for a system token), at most `limit`. */

@@ -1,6 +1,6 @@
 /** The caller's organization tree (beyond the spec): the operator console's scope picker. */
 import Joi from 'joi';
-import { READERS } from '../../http/auth.js';
+import { READERS } from '../../access/principal.js';
 import { defineRoute, ok, type RouteSpec } from '../../http/routes.js';
 import { isoDateOut } from '../../http/schemas.js';
 import type { OrganizationService } from './service.js';

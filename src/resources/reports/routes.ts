@@ -1,6 +1,6 @@
 /** Spec 4.9: the host-info aggregation report. */
 import Joi from 'joi';
-import { READERS } from '../../http/auth.js';
+import { READERS } from '../../access/principal.js';
 import { routeDefaults, ok, type RouteSpec } from '../../http/routes.js';
 import { aggregationTermBucket, orgId } from '../../http/schemas.js';
 import { HOST_INFO_COLUMNS, type ReportCriteria, type ReportService } from './service.js';

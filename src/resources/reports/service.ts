@@ -2,7 +2,7 @@
  * Host-info reports (spec 4.9): endpoint counts per value of one hostInfo field, over the
  * caller's organizations. Endpoints are read only through the endpoints resource.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import type { TermCount } from '../../store/aggregations.js';
 import type { Query } from '../../store/doc-store.js';
 import type { EndpointService } from '../endpoints/service.js';

@@ -3,7 +3,8 @@
  * docs/adr/0071-login-sessions-in-the-store.md). The browser holds only an opaque random
  * secret in a cookie; the store holds the session under the secret's SHA-256.
  */
-import type { Grant } from '../../http/auth.js';
+import type { Grant, Principal } from '../../access/principal.js';
+import type { AuditEvent } from '../audit/model.js';
 
 export interface SessionDoc {
   subject: string;
@@ -71,4 +72,40 @@ export type SessionRecheck =
  */
 export interface SessionRechecker {
   recheck(doc: SessionDoc): Promise<SessionRecheck>;
+}
+
+/** The request an audit event of a session belongs to. */
+export interface RequestRef {
+  requestId: string;
+  method: string;
+  path: string;
+}
+
+/** Where session events go (the audit trail). */
+export interface SessionAudit {
+  record(event: AuditEvent): Promise<void>;
+  offer(event: AuditEvent): 'queued' | 'dropped';
+}
+
+/** What a verified cookie yields. */
+export interface VerifiedSession {
+  principal: Principal;
+  csrfToken: string;
+  /** When the session ends unless used again (the sooner of idle and absolute). */
+  expiresAt: string;
+  doc: SessionDoc;
+  hash: string;
+}
+
+/**
+ * What the HTTP layer needs of login sessions (sign-in, the cookie's check, sign-out, the
+ * identity provider's logout): implemented by ./service.ts, as tokens reach it through TokenVerifier.
+ */
+export interface LoginSessions {
+  /** The absolute lifetime (ECS_SESSION_MAX_SECONDS): the cookie's Max-Age. */
+  readonly maxSeconds: number;
+  create(person: Omit<SessionDoc, 'createdAt' | 'lastSeenAt' | 'expiresAt' | 'checkedAt'>, req: RequestRef): Promise<{ secret: string; hash: string; doc: SessionDoc }>;
+  verify(secret: string, req: RequestRef): Promise<VerifiedSession>;
+  signOut(session: VerifiedSession, req: RequestRef): Promise<void>;
+  endAtIdp(issuer: string, subject: string | undefined, sid: string | undefined, req: RequestRef): Promise<number>;
 }

@@ -10,85 +10,25 @@
  */
 import crypto from 'node:crypto';
 import { NotFoundError, UnauthorizedError } from '../../errors.js';
-import { hashToken, type Grant, type Principal } from '../../http/auth.js';
-import { csrfTokenFor } from '../../http/csrf.js';
+import { hashToken } from '../../access/tokens.js';
+import { csrfTokenFor } from '../../access/tokens.js';
 import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
-import type { AuditEvent } from '../audit/model.js';
-import { sessionExpiry, touchIntervalMs, type SessionDoc, type SessionEnd, type SessionRechecker, type SessionTimeouts } from './model.js';
+import {
+  sessionExpiry,
+  touchIntervalMs,
+  type LoginSessions,
+  type RequestRef,
+  type SessionAudit,
+  type SessionDoc,
+  type SessionEnd,
+  type SessionRechecker,
+  type SessionTimeouts,
+  type VerifiedSession,
+} from './model.js';
+import { principalOf, sessionEvent } from './events.js';
 import type { SessionStore } from './store.js';
-
-/** The request an audit event of a session belongs to. */
-export interface RequestRef {
-  requestId: string;
-  method: string;
-  path: string;
-}
-
-/** Where session events go (the audit trail). */
-export interface SessionAudit {
-  record(event: AuditEvent): Promise<void>;
-  offer(event: AuditEvent): 'queued' | 'dropped';
-}
-
-/** What a verified cookie yields. */
-export interface VerifiedSession {
-  principal: Principal;
-  csrfToken: string;
-  /** When the session ends unless used again (the sooner of idle and absolute). */
-  expiresAt: string;
-  doc: SessionDoc;
-  hash: string;
-}
-
-const ROLE_RANK: Record<Grant['role'], number> = { system: 3, admin: 2, reader: 1 };
-
-/** The principal of a session: the person, their grants, the strongest role for logs and coarse checks. */
-export function principalOf(doc: SessionDoc): Principal {
-  const strongest = [...doc.grants].sort((a, b) => ROLE_RANK[b.role] - ROLE_RANK[a.role])[0];
-  return {
-    role: strongest?.role ?? 'reader',
-    name: doc.name ?? doc.email ?? doc.subject,
-    ...(strongest?.orgId ? { orgId: strongest.orgId } : {}),
-    grants: doc.grants,
-    person: { subject: doc.subject, issuer: doc.issuer, ...(doc.email ? { email: doc.email } : {}), ...(doc.name ? { name: doc.name } : {}) },
-  };
-}
-
-/** The audit event of a session's beginning, end or refusal. */
-export function sessionEvent(
-  kind: AuditEvent['kind'],
-  operation: string,
-  status: number,
-  req: RequestRef,
-  person: Pick<SessionDoc, 'subject' | 'issuer' | 'email' | 'name' | 'grants'>,
-  extra: { sessionHash?: string; reason?: string } = {},
-): AuditEvent {
-  const p = principalOf({ ...person, createdAt: '', lastSeenAt: '', expiresAt: '' });
-  const orgId = person.grants[0]?.orgId;
-  return {
-    id: crypto.randomUUID(),
-    timestamp: new Date().toISOString(),
-    kind,
-    requestId: req.requestId,
-    operation,
-    method: req.method,
-    path: req.path,
-    status,
-    actor: {
-      name: p.name,
-      ...(person.grants.length > 0 ? { role: p.role } : {}),
-      ...(p.orgId ? { orgId: p.orgId } : {}),
-      subject: person.subject,
-      issuer: person.issuer,
-      ...(person.email ? { email: person.email } : {}),
-    },
-    // The session is named by a prefix of its hash: enough to tell sessions apart, useless as a credential.
-    target: { type: 'session', ...(extra.sessionHash ? { id: extra.sessionHash.slice(0, 16) } : {}), ...(orgId ? { orgId } : {}) },
-    ...(extra.reason ? { reason: extra.reason } : {}),
-  };
-}
 
 interface CacheEntry {
   doc: SessionDoc;
@@ -112,7 +52,7 @@ export interface SessionServiceOptions extends SessionTimeouts {
   now?: () => number;
 }
 
-export class SessionService {
+export class SessionService implements LoginSessions {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly sweeper: Periodic;
   /** Rechecks under way on this instance: requests of one session share one. */

@@ -4,9 +4,9 @@
  * of the endpoints resource at query time (docs/adr/0046-software-inventory-org-views.md).
  */
 import type { estypes } from '@elastic/elasticsearch';
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { BadRequestError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { RESULT_WINDOW } from '../../store/page-query.js';
 import type { PageRequest, SortOrder } from '../../domain.js';
 import { compositeAll, type AfterKey } from '../../store/aggregations.js';

@@ -1,6 +1,6 @@
 /** Spec 4.10: software inventory per endpoint and per organization (all sec). */
 import Joi from 'joi';
-import { READERS, type Role } from '../../http/auth.js';
+import { READERS, type Role } from '../../access/principal.js';
 import { routeDefaults, created, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import type { InstalledSoftware, SoftwareChange } from './model.js';
 import type { SoftwareInventoryService } from './service.js';

@@ -3,9 +3,9 @@
  * through EndpointService.getVisible (404/403, agents only their own). The organization
  * views are `org` (org-views.ts).
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../http/paging.js';
+import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { Query, WriteOptions } from '../../store/doc-store.js';
 import { PitSearch } from '../../store/scan.js';

@@ -6,6 +6,7 @@ import { storeCall } from '../../store/errors.js';
 import { NotFoundError, ServiceUnavailableError } from '../../errors.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { SoftwareInventoryDoc } from './model.js';
+import type { OrgScopedIndex } from '../../store/org-path.js';
 
 /** Bulk actions per request: a full report of 10,000 new entries is one request. */
 const BULK_ACTIONS = 10_000;
@@ -28,11 +29,14 @@ export interface PairBucket {
 
 export type SourceOrder = 'asc' | 'desc';
 
+/** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
+export const SOFTWARE_INVENTORY_ORG_SCOPE: OrgScopedIndex = { index: 'software-inventory', orgField: 'orgId' };
+
 export class SoftwareInventoryStore {
   readonly docs: DocStore<SoftwareInventoryDoc>;
 
   constructor(private readonly ctx: StoreContext) {
-    this.docs = new DocStore<SoftwareInventoryDoc>(ctx, 'software-inventory', 'installed software');
+    this.docs = new DocStore<SoftwareInventoryDoc>(ctx, SOFTWARE_INVENTORY_ORG_SCOPE.index, 'installed software', { orgField: SOFTWARE_INVENTORY_ORG_SCOPE.orgField });
   }
 
   /** Realtime multi-get by id, in the order asked; absent ids skipped. */

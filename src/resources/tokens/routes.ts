@@ -1,6 +1,6 @@
 /** Admin operations on tokens (beyond the spec; system role only). */
 import Joi from 'joi';
-import { ROLES, SYSTEM_ONLY } from '../../http/auth.js';
+import { ROLES, SYSTEM_ONLY } from '../../access/principal.js';
 import { routeDefaults, created, noContent, ok, type RouteSpec } from '../../http/routes.js';
 import { id, isoDateOut, userKey } from '../../http/schemas.js';
 import type { TokenCreate, TokenService } from './service.js';
@@ -12,7 +12,11 @@ const tokenCreate = Joi.object({
     .valid(...ROLES)
     .required(),
   endpointId: id,
-  expiresAt: Joi.date().iso().greater('now'),
+  expiresAt: Joi.date()
+    .iso()
+    .greater('now')
+    .meta({ className: 'TokenExpiry' })
+    .description('When the token stops being accepted: an ISO 8601 date-time, or a date alone (its midnight UTC); in the future'),
 })
   .required()
   .label('TokenCreate').meta({ className: 'NewToken' });

@@ -1,6 +1,9 @@
 /** Minting and revoking tokens (the lifecycle spec section 5 leaves open). */
 import crypto from 'node:crypto';
-import { hashToken, newTokenSecret, type Access, type Authenticator, type Role, type TokenRecord } from '../../http/auth.js';
+import { hashToken, newTokenSecret, type TokenRecord } from '../../access/tokens.js';
+import type { Access } from '../../access/access.js';
+import type { TokenCache } from '../../access/tokens.js';
+import type { Role } from '../../access/principal.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
@@ -38,7 +41,7 @@ export class TokenService {
   constructor(
     private readonly store: TokenStore,
     private readonly orgs: OrganizationService,
-    private readonly authenticator: Authenticator,
+    private readonly authenticator: TokenCache,
     private readonly feed: ChangeFeedStore,
   ) {}
 

@@ -1,7 +1,7 @@
 /** The tokens index: documents keyed by the SHA-256 of the secret (the secret is never stored). */
 import { DocStore } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
-import type { TokenRecord, TokenVerifier } from '../../http/auth.js';
+import type { TokenRecord, TokenVerifier } from '../../access/tokens.js';
 import type { UserKey } from '../../domain.js';
 
 export interface TokenDoc extends TokenRecord {

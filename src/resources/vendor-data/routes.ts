@@ -1,6 +1,6 @@
 /** Spec 4.8's vendor installation-data operation (its path is not shown; designed here). */
 import Joi from 'joi';
-import { WRITERS } from '../../http/auth.js';
+import { WRITERS } from '../../access/principal.js';
 import { routeDefaults, created, type RouteSpec } from '../../http/routes.js';
 import { id, orgId } from '../../http/schemas.js';
 import { VENDORS } from './store.js';

@@ -2,7 +2,7 @@
  * Vendor installation data (spec 4.8's last row): an endpoint's registration with a
  * third-party vendor, one per endpoint and vendor.
  */
-import type { Access } from '../../http/auth.js';
+import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import type { EndpointService } from '../endpoints/service.js';
 import { vendorDataId, type Vendor, type VendorDataStore } from './store.js';

@@ -10,7 +10,8 @@ import { expect } from 'chai';
 import type { TestApp } from './app.js';
 import { uid, type EndpointRecord } from './app.js';
 
-export interface OrgFixture {
+/** An organization stocked with a record of every kind a route can name (not the shared app's OrgFixture of test/helpers/app.ts). */
+export interface StockedOrg {
   orgId: string;
   childOrgId: string;
   /** Agent endpoint with an agent token, a command message (SENT: it has a delivery), modules, inventory, vendor data. */
@@ -58,7 +59,7 @@ export function pathParams(path: string): string[] {
 export function fillPath(map: ParamMap, path: string): string {
   return path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     const v = paramValue(map, path, name);
-    if (v === undefined) throw new Error(`no fixture value for {${name}} in ${path}: add one to test/helpers/org-fixture.ts`);
+    if (v === undefined) throw new Error(`no fixture value for {${name}} in ${path}: add one to test/helpers/stocked-org.ts`);
     return encodeURIComponent(v);
   });
 }
@@ -70,7 +71,7 @@ async function ok<T>(res: Promise<{ status: number; body: T; text: string }>, st
 }
 
 /** Builds the organization (with a child) and its records through the API with the system token. */
-export async function buildOrgFixture(t: TestApp): Promise<OrgFixture> {
+export async function buildStockedOrg(t: TestApp): Promise<StockedOrg> {
   const a = t.admin;
   const orgId = await t.world.org();
   const childOrgId = await t.world.org(orgId);
