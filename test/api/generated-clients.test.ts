@@ -115,6 +115,16 @@ describe('generated clients (openapi-generator typescript-fetch and java)', func
     expect(jobApi).to.match(/async dryRunJob\(requestParameters: DryRunJobRequest[^)]*\): Promise<JobDryRun>/);
     const newToken = fs.readFileSync(path.join(TS, 'models', 'NewToken.ts'), 'utf8');
     expect(newToken).to.match(/expiresAt\?: TokenExpiry;/);
+    const agent = fs.readFileSync(path.join(TS, 'models', 'AgentEndpoint.ts'), 'utf8');
+    expect(agent).to.match(/internalIps\?: Array<IpAddress>;/);
+    expect(agent).to.match(/lastConnect\?: IsoDateTime;/);
+    // A model named after an operation's parameter is that parameter's own; no other model uses it.
+    const models = modelNames(path.join(TS, 'models'), '.ts');
+    const parameterModels = models.filter((m) => /Parameter(Inner)?$/.test(m));
+    const borrowing = models
+      .filter((m) => !parameterModels.includes(m))
+      .filter((m) => parameterModels.some((p) => fs.readFileSync(path.join(TS, 'models', `${m}.ts`), 'utf8').includes(`from './${p}'`)));
+    expect(borrowing, `models typed by a parameter's schema: ${borrowing.join(', ')}`).to.deep.equal([]);
   });
 
   it("compiles the TypeScript client with a device team's flow under tsc --strict, and the flow works against the service", async () => {

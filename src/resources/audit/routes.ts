@@ -12,7 +12,8 @@ const instant = Joi.date()
   .iso()
   .min('1970-01-01T00:00:00.000Z')
   .max('9999-12-31T23:59:59.999Z')
-  .custom((v: Date) => v.toISOString());
+  .custom((v: Date) => v.toISOString())
+  .meta({ className: 'IsoDateTime' });
 
 const criteria = Joi.object<AuditSearchCriteria>({
   from: instant.description('events at or after this time'),

@@ -15,11 +15,11 @@ import {
 /** Record ids: also within Elasticsearch's 512-byte document id limit. */
 export const id = baseId.custom((v: string, helpers) => (Buffer.byteLength(v, 'utf8') <= 512 ? v : helpers.message({ custom: 'must be at most 512 bytes' })));
 /** Dates within years 1..9999 (what the date mapping parses). */
-const isoDate = baseIsoDate.min('0001-01-01T00:00:00Z').max('9999-12-31T23:59:59.999Z');
+const isoDate = baseIsoDate.min('0001-01-01T00:00:00Z').max('9999-12-31T23:59:59.999Z').meta({ className: 'IsoDateTime' });
 const text = Joi.string().max(1024).allow('');
 /** Values that serve as unique lookup keys: never empty. */
 const keyText = Joi.string().trim().min(1).max(256);
-const ipAddress = Joi.string().trim().ip({ version: ['ipv4', 'ipv6'], cidr: 'forbidden' });
+const ipAddress = Joi.string().trim().ip({ version: ['ipv4', 'ipv6'], cidr: 'forbidden' }).meta({ className: 'IpAddress' });
 const int = Joi.number().integer();
 
 export const hostSchema = Joi.object({

@@ -24,7 +24,8 @@ const instant = Joi.date()
   .iso()
   .min('1970-01-01T00:00:00.000Z')
   .max('9999-12-31T23:59:59.999Z')
-  .custom((v: Date) => v.toISOString());
+  .custom((v: Date) => v.toISOString())
+  .meta({ className: 'IsoDateTime' });
 const addressText = Joi.string().trim().max(256).allow('');
 
 /**
@@ -44,7 +45,8 @@ const ipAddress = Joi.string()
   .max(64)
   .ip({ version: ['ipv4', 'ipv6'], cidr: 'forbidden' })
   .custom((v: string, helpers) => (strictIp(v, false) ? v : helpers.error('ip.strict')))
-  .messages({ 'ip.strict': '{{#label}} must be an IPv4 or IPv6 address (no leading zeros, no zone id)' });
+  .messages({ 'ip.strict': '{{#label}} must be an IPv4 or IPv6 address (no leading zeros, no zone id)' })
+  .meta({ className: 'HostAddress' });
 const ipOrCidr = Joi.string()
   .max(64)
   .ip({ version: ['ipv4', 'ipv6'], cidr: 'optional' })
