@@ -60,6 +60,8 @@ function holdLongPolls(api: Api): Held {
   };
 }
 
+const env = { ECS_CHANNEL_GRACE_SECONDS: '2', ECS_CHANNEL_PING_SECONDS: '1' };
+
 describe('the agent channel across instances', function () {
   this.timeout(180_000);
   let a: TestApp;
@@ -68,7 +70,6 @@ describe('the agent channel across instances', function () {
   let admin: { a: Api; b: Api };
 
   before(async () => {
-    const env = { ECS_CHANNEL_GRACE_SECONDS: '2', ECS_CHANNEL_PING_SECONDS: '1' };
     [a, b] = await Promise.all([startTestApp(env), startTestApp(env)]);
     org = await a.world.org();
     const token = await a.world.token('admin', org);
@@ -128,6 +129,38 @@ describe('the agent channel across instances', function () {
       expect([...all()].sort(), `round ${round}, seed ${seed}`).to.deep.equal([...created].sort());
       const sent = await admin.a.get<{ items: ChannelMessage[] }>(`/command-message/endpoint/${agent.endpointId}?size=50`);
       expect(sent.body.items.every((m) => m.status === 'SENT')).to.equal(true);
+    }
+  });
+
+  it('a stopping instance sends its agents away with a spread Retry-After (503, close 1012), and they come back to another', async () => {
+    const c = await startTestApp(env);
+    const [wsAgent, lpAgent] = await Promise.all([simAgent(c, org), simAgent(c, org)]);
+    let closed = false;
+    try {
+      const sock = await SimSocket.open(c.url, wsAgent.token);
+      const polled = longPoll(c.world.as(lpAgent.token), 60);
+      await waitFor(async () => c.server.handle.services.agentChannel.registry.size, (n) => n === 2, 5000);
+      const reasons: string[] = [];
+      sock.ws.on('close', (_code, reason) => reasons.push(reason.toString()));
+      await c.close();
+      closed = true;
+      const answer = await polled;
+      expect(answer.status, answer.text).to.equal(503);
+      expect(Number(answer.headers.get('retry-after'))).to.be.within(1, 10);
+      expect((await waitFor(async () => sock.closed, (x) => x, 5000)).met).to.equal(true);
+      expect(sock.closeCode).to.equal(1012);
+      expect(Number(/retry-after=(\d+)/.exec(reasons[0] ?? '')?.[1])).to.be.within(1, 10);
+      // Back on A: what was created meanwhile reaches them there.
+      const msg = await createMessage(admin.b, wsAgent.endpointId);
+      const back = await SimSocket.open(a.url, wsAgent.token);
+      try {
+        expect((await waitFor(async () => back.frames.length, (n) => n === 1, 5000)).met).to.equal(true);
+        expect(back.frames[0].id).to.equal(msg.id);
+      } finally {
+        back.close();
+      }
+    } finally {
+      if (!closed) await c.close();
     }
   });
 
