@@ -60,7 +60,8 @@ function holdLongPolls(api: Api): Held {
   };
 }
 
-const env = { ECS_CHANNEL_GRACE_SECONDS: '2', ECS_CHANNEL_PING_SECONDS: '1' };
+/** Short grace, pings and presence timeout, so each is seen passing within the test. */
+const env = { ECS_CHANNEL_GRACE_SECONDS: '2', ECS_CHANNEL_PING_SECONDS: '1', ECS_PRESENCE_TIMEOUT: '4' };
 
 describe('the agent channel across instances', function () {
   this.timeout(180_000);
@@ -161,6 +162,18 @@ describe('the agent channel across instances', function () {
       }
     } finally {
       if (!closed) await c.close();
+    }
+  });
+
+  it('a held channel is a sign of life: its endpoint stays CONNECTED past the presence timeout, one without reads POTENTIALLY_DISCONNECTED', async () => {
+    const [holding, silent] = await Promise.all([simAgent(a, org), simAgent(a, org)]);
+    const sock = await SimSocket.open(a.url, holding.token);
+    try {
+      const stale = await waitFor(() => a.world.endpointRecord(silent.endpointId), (r) => r.connectionStatus === 'POTENTIALLY_DISCONNECTED', 15_000, 200);
+      expect(stale.met, `the silent agent reads ${stale.value.connectionStatus}`).to.equal(true);
+      expect((await a.world.endpointRecord(holding.endpointId)).connectionStatus).to.equal('CONNECTED');
+    } finally {
+      sock.close();
     }
   });
 

@@ -55,6 +55,9 @@ export class AgentChannelService {
   private readonly marked = new Set<string>();
   private lastPing = 0;
   private lastStamp = 0;
+  /** The held endpoints still to stamp in this stamp window, and how many each tick takes. */
+  private stampQueue: string[] = [];
+  private stampPerTick = 0;
   private stopped = false;
 
   constructor(
@@ -145,12 +148,17 @@ export class AgentChannelService {
       this.lastPing = now;
       for (const ch of this.registry.all()) ch.heartbeat?.();
     }
-    // A held channel is a sign of life: every held agent once per stamp window, through the endpoints' group commit (bulk).
-    if (now - this.lastStamp >= this.presence.stampWindowMs()) {
+    // A held channel is a sign of life: every held agent once per stamp window, spread over the
+    // window's ticks, each tick's share one bulk of the endpoints' group commit.
+    const windowMs = this.presence.stampWindowMs();
+    if (this.stampQueue.length === 0 && now - this.lastStamp >= windowMs) {
       this.lastStamp = now;
-      for (const id of this.registry.endpoints()) {
-        this.presence.seenAuthorized(id).catch((err: unknown) => this.bookkeepingFailed(err, id));
-      }
+      this.stampQueue = [...this.registry.endpoints()];
+      this.stampPerTick = Math.ceil(this.stampQueue.length / Math.max(1, Math.floor(windowMs / TICK_MS) - 1));
+    }
+    for (const id of this.stampQueue.splice(0, this.stampPerTick)) {
+      if (this.registry.channels(id).length === 0) continue;
+      this.presence.seenAuthorized(id).catch((err: unknown) => this.bookkeepingFailed(err, id));
     }
     const graceMs = this.opts.graceSeconds * 1000;
     const gone: [string, Access][] = [];
