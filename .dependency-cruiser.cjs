@@ -10,7 +10,7 @@
  */
 
 const LEAVES =
-  '^src/(errors|domain|config|config-tracing|lanes|lifecycle|log|trace-context|validation|periodic|version)[.]ts$';
+  '^src/(errors|domain|config|config-tracing|config-types|lanes|lifecycle|log|trace-context|validation|periodic|version)[.]ts$';
 const TOP = '^src/(main|server|app|container|start-checks|tracing|runtime)[.]ts$|^src/(cli|dev)/';
 const HTTP = '^src/http/';
 const RESOURCES = '^src/(resources|migration)/';
@@ -75,7 +75,7 @@ module.exports = {
       comment: 'The settings import only their own parts (the tracing variables, the lane names).',
       severity: 'error',
       from: { path: '^src/config[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/(config-tracing|lanes)[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(config-tracing|config-types|lanes)[.]ts$' },
     },
   ],
   options: {

@@ -9,64 +9,26 @@ import type { estypes } from '@elastic/elasticsearch';
 import { aliasName, readRetries, type StoreContext } from './client.js';
 import { visible } from './visibility.js';
 import { storeCall, translateStoreError } from './errors.js';
-import { versionOf, type DocVersion } from './versions.js';
-import { Batcher, type BatcherOptions, type ItemOutcome } from './batcher.js';
+import { versionOf } from './versions.js';
+import { Batcher, type ItemOutcome } from './batcher.js';
 import { itemError } from './item-errors.js';
 import { pitPages } from './pit.js';
 import { ConflictError, WriteConflictError } from '../errors.js';
+import {
+  LAST_WRITE_WINS_RETRIES,
+  toStored,
+  type DocStoreBatching,
+  type Hit,
+  type Query,
+  type SearchBody,
+  type SearchResult,
+  type Sort,
+  type Stored,
+  type WriteOptions,
+} from './doc-types.js';
 import { orgOf, orgPathFields, pathsOf, stripPath, withPath, type OrgPathFields } from './org-path.js';
 
-export interface Stored<T> extends DocVersion {
-  id: string;
-  doc: T;
-}
-
-export interface SearchResult<T> {
-  total: number;
-  items: Stored<T>[];
-  aggregations?: Record<string, estypes.AggregationsAggregate>;
-}
-
-export interface WriteOptions {
-  /**
-   * `false`: answer as soon as the write is acknowledged, without waiting for visibility — for
-   * hot-path bookkeeping nobody reads through search, or for one of several writes of a request
-   * whose caller then awaits `visible()` once. Unset: searchable by any client before the call
-   * returns (the store's shared refresh, see visibility.ts).
-   */
-  refresh?: false;
-}
-
-export type Query = estypes.QueryDslQueryContainer;
-export type Sort = estypes.Sort;
-
-export type SearchBody = Omit<estypes.SearchRequest, 'index'>;
-
-/** Coalescing of concurrent reads (see batcher.ts); unset: every call is its own request. */
-export interface DocStoreBatching {
-  /**
-   * Set by the stores of org-scoped indices: where their records keep their organization
-   * (`orgId`, or a dotted path); their records then carry its ancestry (org-path.ts).
-   */
-  orgField?: string;
-  /** Realtime gets → one multi-get. */
-  reads?: BatcherOptions;
-  /** Searches → one multi-search. */
-  searches?: BatcherOptions;
-}
-
-/** A search hit or a found get/mget document → a stored record with its version. */
-type Hit<T> = { _id?: string | null; _source?: T; _seq_no?: number; _primary_term?: number; _version?: number };
-
-function toStored<T>(h: Hit<T>): Stored<T> {
-  return { id: h._id as string, doc: h._source as T, ...versionOf(h) };
-}
-
-/**
- * Elasticsearch's own retries of an unconditional partial update that met a concurrent
- * write (it re-reads on the shard): enough for a burst of writers on one document.
- */
-export const LAST_WRITE_WINS_RETRIES = 10;
+export { LAST_WRITE_WINS_RETRIES, type DocStoreBatching, type Query, type SearchBody, type SearchResult, type Sort, type Stored, type WriteOptions } from './doc-types.js';
 
 /**
  * Every write names the alias with `require_alias`: a write that reaches the store before the
@@ -89,7 +51,8 @@ export class DocStore<T extends object> {
     batching: DocStoreBatching = {},
   ) {
     this.index = aliasName(ctx.prefix, logicalIndex);
-    this.orgPath = batching.orgField ? orgPathFields(batching.orgField) : undefined;
+    // A store says its own org field; a DocStore made without one (seeding, tools) takes what the context declares for the index.
+    this.orgPath = batching.orgField ? orgPathFields(batching.orgField) : ctx.orgScoped?.[logicalIndex];
     if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), { name: `coalesced mget ${logicalIndex}`, ...batching.reads });
     if (batching.searches) {
       this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), { name: `coalesced msearch ${logicalIndex}`, ...batching.searches });

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { expect } from 'chai';
 import { uid } from '../helpers/app.js';
 import type { Model } from '../helpers/model/linearize.js';
-import { arm, client, conditionalFaults, faults, History, modelCluster, modelProperty, type Answer } from '../helpers/model/run.js';
+import { arm, client, conditionalFaults, faults, History, modelCluster, modelProperty, type Answer, type Fault, type ModelCluster } from '../helpers/model/run.js';
 import { LICENSE_STATES, LICENSE_TRANSITIONS, type LicenseState } from '../../src/resources/licenses/model.js';
 import { COMMAND_MESSAGE_STATUSES, COMMAND_MESSAGE_TRANSITIONS } from '../../src/resources/commands/status.js';
 import type { CommandMessageStatus } from '../../src/resources/commands/model.js';
@@ -109,42 +109,50 @@ describe('model: state machines under concurrent moves', () => {
     },
   );
 
+  /** One run of command-message moves: the callers' moves, their keyed repeats, the history and the delivery record checked. */
+  async function commandMoves(c: ModelCluster, s: fc.Scheduler, k: { callers: Caller[]; fault: Fault }): Promise<void> {
+    const a = c.apps[0];
+    const ep = await a.world.endpoint(await orgOnce());
+    const m = await a.admin.post<{ id: string; uuid: string; status: CommandMessageStatus; version: unknown }>(`/command-message/endpoint/${ep.id}`, { module: 'cmd', name: 'ping' });
+    expect(m.status, m.text).to.equal(201);
+    const h = new History<Move>(s);
+    let unkeyedLost = false;
+    arm(c.proxy, k.fault, /^POST \/[^/]*-command-messages\/_update\//);
+    await h.all(
+      k.callers.map(async (p, who) => {
+        const api = client(c, p.instance);
+        const key = uid('move-key');
+        const move = (): ReturnType<typeof api.patch> =>
+          api.patch(`/command-message/${m.body.id}/status/${p.to}`, p.versioned ? { version: m.body.version } : undefined, p.keyed ? { headers: { 'Idempotency-Key': key } } : {});
+        const op = await h.op(who, { to: p.to, versioned: p.versioned }, `caller ${who} moves to ${p.to}${p.keyed ? ' (keyed)' : ''}`, p.jitter, move);
+        if (p.keyed && (op.answer === undefined || p.repeats)) await h.repeat(op, `caller ${who} repeats its move to ${p.to}`, move);
+        if (!p.keyed && op.answer === undefined && p.to === 'SENT') unkeyedLost = true;
+      }),
+    );
+    const final = (await a.admin.get<{ status: string; retries?: number }>(`/command-message/${m.body.id}`)).body;
+    h.check(
+      machine(COMMAND_MESSAGE_TRANSITIONS, 'status'),
+      { at: m.body.status, moves: 0, retries: 0 },
+      (st) => st.at === final.status && st.retries === (final.retries ?? 0),
+      final,
+    );
+    const delivery = await a.admin.get<{ status: string }>(`/command-message/delivery/${m.body.uuid}`);
+    if (final.status === 'SENT' && !unkeyedLost) {
+      expect(delivery.status, `a SENT message without its delivery record: ${delivery.text}`).to.equal(200);
+      expect(delivery.body.status).to.equal('DELIVERED');
+    }
+    if (final.status !== 'SENT') expect(delivery.status, 'a delivery record for a message never SENT').to.equal(404);
+  }
+
   const targets = fc.oneof({ arbitrary: fc.constant<string>('SENT'), weight: 3 }, { arbitrary: fc.constantFrom<string>(...COMMAND_MESSAGE_STATUSES), weight: 2 });
   modelProperty(
     'command-message moves through two instances follow the status machine: SENT told to one caller, delivered once',
     fc.record({ callers: fc.array(callerOf(targets), { minLength: 2, maxLength: 8 }), fault: faults }),
-    async (c, s, k) => {
-      const a = c.apps[0];
-      const ep = await a.world.endpoint(await orgOnce());
-      const m = await a.admin.post<{ id: string; uuid: string; status: CommandMessageStatus; version: unknown }>(`/command-message/endpoint/${ep.id}`, { module: 'cmd', name: 'ping' });
-      expect(m.status, m.text).to.equal(201);
-      const h = new History<Move>(s);
-      let unkeyedLost = false;
-      arm(c.proxy, k.fault, /^POST \/[^/]*-command-messages\/_update\//);
-      await h.all(
-        k.callers.map(async (p, who) => {
-          const api = client(c, p.instance);
-          const key = uid('move-key');
-          const move = (): ReturnType<typeof api.patch> =>
-            api.patch(`/command-message/${m.body.id}/status/${p.to}`, p.versioned ? { version: m.body.version } : undefined, p.keyed ? { headers: { 'Idempotency-Key': key } } : {});
-          const op = await h.op(who, { to: p.to, versioned: p.versioned }, `caller ${who} moves to ${p.to}${p.keyed ? ' (keyed)' : ''}`, p.jitter, move);
-          if (p.keyed && (op.answer === undefined || p.repeats)) await h.repeat(op, `caller ${who} repeats its move to ${p.to}`, move);
-          if (!p.keyed && op.answer === undefined && p.to === 'SENT') unkeyedLost = true;
-        }),
-      );
-      const final = (await a.admin.get<{ status: string; retries?: number }>(`/command-message/${m.body.id}`)).body;
-      h.check(
-        machine(COMMAND_MESSAGE_TRANSITIONS, 'status'),
-        { at: m.body.status, moves: 0, retries: 0 },
-        (st) => st.at === final.status && st.retries === (final.retries ?? 0),
-        final,
-      );
-      const delivery = await a.admin.get<{ status: string }>(`/command-message/delivery/${m.body.uuid}`);
-      if (final.status === 'SENT' && !unkeyedLost) {
-        expect(delivery.status, `a SENT message without its delivery record: ${delivery.text}`).to.equal(200);
-        expect(delivery.body.status).to.equal('DELIVERED');
-      }
-      if (final.status !== 'SENT') expect(delivery.status, 'a delivery record for a message never SENT').to.equal(404);
-    },
+    commandMoves,
+  );
+  modelProperty(
+    'ten callers move one CREATED command message to SENT at once through two instances: one 200, nine 409',
+    fc.record({ callers: fc.array(callerOf(fc.constant('SENT')), { minLength: 10, maxLength: 10 }), fault: faults }),
+    commandMoves,
   );
 });

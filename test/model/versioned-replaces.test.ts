@@ -115,7 +115,7 @@ const registers: Register[] = [
   {
     name: 'organization configuration target-version PUT (SeqNoPrimaryTerm read back, no version sent)',
     kind: 'blind',
-    write: doc('org-configs'),
+    write: /^POST \/[^/]*-org-configs\/_update\//,
     values: ['v1.0.0', 'v1.1.0', 'v2.0.0', 'v2.1.0'],
     create: async (c, org) => {
       const child = await c.apps[0].world.org(org);

@@ -6,9 +6,9 @@
 import crypto from 'node:crypto';
 import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../domain.js';
+import { toPage, type Page, type PageRequest } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
-import type { PageRequest } from '../../domain.js';
+import { readModifyWrite } from '../../store/optimistic.js';
 import type { Query, Stored } from '../../store/doc-store.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { EndpointDoc } from '../endpoints/model.js';
@@ -83,11 +83,9 @@ export class CommandService {
     this.presence = opts.presence;
   }
 
-  /** Told the endpoint of each message that becomes ready (created, or moved to RETRY): the agent channel's wake, set once it exists. */
-  ready?: (endpointId: string) => void;
-
   private readonly expiry: CommandExpiry;
   private readonly presence?: CommandOptions['presence'];
+  ready?: (endpointId: string) => void; // the agent channel's wake: a message became ready (created, or moved to RETRY)
 
   /** The API record, expiry applied (EXPIRED is read, never stored). */
   private record(hit: Stored<CommandMessageDoc>): EndpointCommandMessage {
@@ -133,9 +131,7 @@ export class CommandService {
       retries: 0,
     };
     try {
-      const saved = this.record(await this.messages.create(doc));
-      this.ready?.(ep.id);
-      return saved;
+      return this.record(await this.messages.create(doc).then((saved) => (this.ready?.(ep.id), saved)));
     } catch (err) {
       // The id is always the server's (the key's or a random UUID): an existing message under it is an
       // earlier attempt of this request (a keyed retry, or Elasticsearch re-sending the create).
@@ -204,6 +200,12 @@ export class CommandService {
     reason?: string,
     moveId: string = crypto.randomUUID(),
   ): Promise<EndpointCommandMessage> {
+    // A rival's write between the read and the conditional write: the move is judged again from
+    // the state that write left (a sent version is then stale: 409), never answered 409 unjudged.
+    return readModifyWrite(() => this.moveOnce(id, requested, version, access, reason, moveId));
+  }
+
+  private async moveOnce(id: string, requested: CommandMessageStatus, version: SeqNoPrimaryTerm | undefined, access: Access, reason: string | undefined, moveId: string): Promise<EndpointCommandMessage> {
     const hit = await this.messages.get(id);
     if (!hit) throw new NotFoundError(`command message ${id} not found`);
     await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);

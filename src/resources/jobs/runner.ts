@@ -18,14 +18,15 @@
  * (store/visibility.ts `withDeferredVisibility`), not one refresh wait per write.
  */
 import { Access, type OrgTree } from '../../access/access.js';
-import { AppError, WriteConflictError } from '../../errors.js';
+import { WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { Periodic } from '../../periodic.js';
-import type { AgentScan, ScannedAgent } from '../endpoints/agent-scan.js';
+import type { AgentScan } from '../endpoints/agent-scan.js';
 import { withDeferredVisibility } from '../../store/visibility.js';
 import type { Query } from '../../store/doc-store.js';
 import { inBatchSpan } from '../../trace-context.js';
-import { actOn, type JobTargets } from './actions.js';
+import type { JobTargets } from './actions.js';
+import { BatchActor, isTransient } from './batch-actor.js';
 import { leaseLive } from './service.js';
 import type { JobDoc, JobFailure, JobStore, StoredJob } from './store.js';
 
@@ -48,19 +49,12 @@ export interface JobRunnerOptions {
 /** How one run of a job ended. */
 type RunEnd = 'finished' | 'stopped' | 'lost' | 'retry';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** A store or unexpected failure: not the endpoint's outcome, the batch is retried later. */
-function isTransient(err: unknown): boolean {
-  return !(err instanceof AppError) || err.status >= 500;
-}
 
 export class JobRunner {
   private readonly periodic: Periodic;
   /** Set by `stop`: the job in progress ends its run at the next batch. */
   private stopped = true;
-  private nextSlot = 0;
-  private readonly concurrency: number;
+  private readonly actor: BatchActor;
   private runningJob: string | undefined;
 
   constructor(
@@ -69,7 +63,7 @@ export class JobRunner {
     private readonly opts: JobRunnerOptions,
     private readonly log: Logger,
   ) {
-    this.concurrency = opts.concurrency ?? 16;
+    this.actor = new BatchActor(deps.targets, opts.ratePerSecond, opts.concurrency ?? 16, () => this.stopped, log);
     this.periodic = new Periodic('job runner poll', opts.pollMs, () => this.pollOnce(), log);
   }
 
@@ -201,7 +195,7 @@ export class JobRunner {
           { 'endpoint_control.job.id': d.id, 'endpoint_control.job.action': d.action.type, 'endpoint_control.batch.size': batch.length },
           async (span) => {
             // The batch's writes become searchable together, before the checkpoint counts them.
-            const outcome = await withDeferredVisibility(() => this.actOnBatch(current.doc, batch, access));
+            const outcome = await withDeferredVisibility(() => this.actor.actOnBatch(current.doc, batch, access));
             span?.setAttribute('endpoint_control.batch.outcome', outcome.kind);
             if (outcome.kind !== 'complete') return outcome;
             return { kind: 'checkpointed' as const, next: await this.checkpoint(current, batch[batch.length - 1].id, outcome.done, outcome.failures) };
@@ -308,61 +302,5 @@ export class JobRunner {
       return 'cancelled';
     }
     return 'lost';
-  }
-
-  /** Waits for the next rate slot: one endpoint per 1/ratePerSecond s. */
-  private async pace(): Promise<void> {
-    const now = performance.now();
-    const at = Math.max(this.nextSlot, now);
-    this.nextSlot = at + 1000 / this.opts.ratePerSecond;
-    if (at - now >= 1) await sleep(at - now);
-  }
-
-  /** Acts on every agent of a batch, paced, at most `concurrency` at once. */
-  private async actOnBatch(
-    d: JobDoc,
-    batch: ScannedAgent[],
-    access: Access,
-  ): Promise<{ kind: 'complete'; done: number; failures: JobFailure[] } | { kind: 'stopped' | 'retry'; acted: number }> {
-    let done = 0;
-    let acted = 0;
-    let transient: unknown;
-    const failures: JobFailure[] = [];
-    const inFlight = new Set<Promise<void>>();
-    let cut = false;
-    for (const agent of batch) {
-      await this.pace();
-      if (this.stopped || transient !== undefined) {
-        cut = true;
-        break;
-      }
-      while (inFlight.size >= this.concurrency) await Promise.race(inFlight);
-      const p: Promise<void> = actOn(this.deps.targets, d.id, d.action, agent.id, access)
-        .then(
-          () => {
-            done++;
-          },
-          (err: unknown) => {
-            if (isTransient(err)) transient ??= err;
-            else failures.push({ endpointId: agent.id, status: (err as AppError).status, reason: (err as AppError).message });
-          },
-        )
-        .finally(() => {
-          acted++;
-          inFlight.delete(p);
-        });
-      inFlight.add(p);
-    }
-    await Promise.all(inFlight);
-    if (transient !== undefined) {
-      this.log.warn({ job: d.id, err: { message: (transient as Error).message } }, 'job batch met a store error');
-      return { kind: 'retry', acted };
-    }
-    // Stopped meanwhile: like a crash at this point, the batch is left for the next runner to replay.
-    if (cut || this.stopped) return { kind: 'stopped', acted };
-    // Failures in scan order, so the sample is the first ones whichever finished first.
-    const order = new Map(batch.map((a, i) => [a.id, i]));
-    failures.sort((a, b) => (order.get(a.endpointId) ?? 0) - (order.get(b.endpointId) ?? 0));
-    return { kind: 'complete', done, failures };
   }
 }

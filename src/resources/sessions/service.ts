@@ -29,17 +29,8 @@ import {
 } from './model.js';
 import { principalOf, sessionEvent } from './events.js';
 import type { SessionStore } from './store.js';
+import { MAX_CACHED, SessionRechecks, type CacheEntry } from './recheck.js';
 
-interface CacheEntry {
-  doc: SessionDoc;
-  until: number;
-}
-
-const MAX_CACHED = 20_000;
-/** After the identity provider could not answer a recheck, the session is not asked about again for this long (per instance). */
-const RECHECK_BACKOFF_MS = 30_000;
-/** An instance says at most this often that the identity provider could not answer (with how many rechecks since). */
-const RECHECK_WARN_EVERY_MS = 60_000;
 /** Ended sessions nobody uses again are deleted this often. */
 const SWEEP_EVERY_MS = 10 * 60_000;
 
@@ -55,12 +46,7 @@ export interface SessionServiceOptions extends SessionTimeouts {
 export class SessionService implements LoginSessions {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly sweeper: Periodic;
-  /** Rechecks under way on this instance: requests of one session share one. */
-  private readonly rechecking = new Map<string, Promise<CacheEntry>>();
-  /** Sessions whose recheck the provider could not answer: not asked again before this time. */
-  private readonly recheckBackoff = new Map<string, number>();
-  /** Rechecks the provider could not answer since the last warning, and when that was. */
-  private unanswered = { count: 0, warnedAt: -Infinity };
+  private readonly rechecks: SessionRechecks;
 
   constructor(
     private readonly store: SessionStore,
@@ -70,6 +56,14 @@ export class SessionService implements LoginSessions {
     private readonly log: Logger,
   ) {
     this.sweeper = new Periodic('sweep of ended login sessions', SWEEP_EVERY_MS, () => this.sweep(), log);
+    this.rechecks = new SessionRechecks(store, feed, opts, log, {
+      now: () => this.now(),
+      remember: (hash, doc, now) => this.remember(hash, doc, now),
+      forget: (hash) => void this.cache.delete(hash),
+      end: async (hash, doc, req) => {
+        await this.endOne(hash, doc, 'ended-at-idp', 'sessionRecheck', 401, req);
+      },
+    });
   }
 
   /** The absolute lifetime (ECS_SESSION_MAX_SECONDS): the cookie's Max-Age. */
@@ -118,7 +112,7 @@ export class SessionService implements LoginSessions {
       await this.endOne(hash, entry.doc, exp.ended, 'sessionExpired', 401, req);
       throw new UnauthorizedError('the login session has expired: sign in again');
     }
-    if (this.recheckDue(hash, entry.doc, now)) entry = await this.recheck(hash, entry, req);
+    if (this.rechecks.due(hash, entry.doc, now)) entry = await this.rechecks.run(hash, entry, req);
     if (now - Date.parse(entry.doc.lastSeenAt) >= touchIntervalMs(this.opts)) {
       const lastSeenAt = new Date(now).toISOString();
       entry.doc = { ...entry.doc, lastSeenAt };
@@ -137,87 +131,6 @@ export class SessionService implements LoginSessions {
       this.cache.delete(hash);
       throw new UnauthorizedError('no login session (signed out, or ended at the identity provider): sign in');
     }
-    return this.remember(hash, doc, now);
-  }
-
-  private recheckDue(hash: string, doc: SessionDoc, now: number): boolean {
-    const every = (this.opts.recheckSeconds ?? 0) * 1000;
-    if (!this.opts.rechecker || every <= 0 || doc.refreshToken === undefined) return false;
-    if (now - Date.parse(doc.checkedAt ?? doc.createdAt) < every) return false;
-    const backoff = this.recheckBackoff.get(hash);
-    if (backoff === undefined) return true;
-    if (backoff > now) return false;
-    this.recheckBackoff.delete(hash);
-    return true;
-  }
-
-  /**
-   * Asks the identity provider whether the person is still signed in there and what they may
-   * do now (docs/adr/0076-sessions-rechecked-at-the-identity-provider.md). A refusal ends the
-   * session on every instance (audited, SIGN_OUT `ended-at-idp`); new grants replace the old
-   * ones on every instance; a provider that cannot answer leaves the session as it was.
-   */
-  private recheck(hash: string, entry: CacheEntry, req: RequestRef): Promise<CacheEntry> {
-    let running = this.rechecking.get(hash);
-    if (!running) {
-      running = this.askProvider(hash, entry, req).finally(() => this.rechecking.delete(hash));
-      this.rechecking.set(hash, running);
-    }
-    return running;
-  }
-
-  private async askProvider(hash: string, entry: CacheEntry, req: RequestRef): Promise<CacheEntry> {
-    const rechecker = this.opts.rechecker as SessionRechecker;
-    const asked = entry.doc;
-    let answer: Awaited<ReturnType<SessionRechecker['recheck']>>;
-    try {
-      answer = await rechecker.recheck(asked);
-    } catch (err) {
-      this.recheckBackoff.set(hash, this.now() + RECHECK_BACKOFF_MS);
-      if (this.recheckBackoff.size > MAX_CACHED) this.recheckBackoff.delete(this.recheckBackoff.keys().next().value as string);
-      this.unanswered.count++;
-      const now = this.now();
-      if (now - this.unanswered.warnedAt >= RECHECK_WARN_EVERY_MS) {
-        this.log.warn(
-          { err: { message: (err as Error).message }, unanswered: this.unanswered.count },
-          'the identity provider could not recheck login sessions; they stay as they were',
-        );
-        this.unanswered = { count: 0, warnedAt: now };
-      }
-      return entry;
-    }
-    const now = this.now();
-    if (answer.kind === 'ended' || answer.grants.length === 0) {
-      // Another instance may have rechecked first with the same refresh token, which a provider
-      // that rotates them then refuses: its newer word stands.
-      const stored = await this.store.get(hash);
-      if (stored && Date.parse(stored.checkedAt ?? stored.createdAt) > Date.parse(asked.checkedAt ?? asked.createdAt)) {
-        return this.remember(hash, stored, now);
-      }
-      const reason = answer.kind === 'ended' ? answer.reason : 'no grant left in the roles claim';
-      this.log.info({ iss: asked.issuer, sub: asked.subject, reason }, 'login session ended at the identity provider');
-      await this.endOne(hash, stored ?? asked, 'ended-at-idp', 'sessionRecheck', 401, req);
-      throw new UnauthorizedError(`the identity provider ended this sign-in (${reason}): sign in again`);
-    }
-    const change = {
-      grants: answer.grants,
-      checkedAt: new Date(now).toISOString(),
-      ...(answer.refreshToken ? { refreshToken: answer.refreshToken } : {}),
-      ...(answer.idToken ? { idToken: answer.idToken } : {}),
-    };
-    try {
-      await this.store.recheck(hash, change);
-    } catch (err) {
-      // Signed out meanwhile, on this instance or another.
-      if (err instanceof NotFoundError) {
-        this.cache.delete(hash);
-        throw new UnauthorizedError('no login session (signed out, or ended at the identity provider): sign in');
-      }
-      throw err;
-    }
-    const doc = { ...asked, ...change };
-    // Other instances hold the old grants in their caches: they read the session again.
-    if (JSON.stringify(asked.grants) !== JSON.stringify(answer.grants)) await this.feed.append('sessions', [hash]);
     return this.remember(hash, doc, now);
   }
 

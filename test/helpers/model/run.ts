@@ -20,6 +20,7 @@ import { testElasticsearch } from '../elasticsearch.js';
 import { startLossyProxy, type LossyProxy } from '../lossy-proxy.js';
 import type { Api, ApiResponse } from '../http.js';
 import { describeHistory, linearize, type Model, type Op } from './linearize.js';
+import { retryPause } from '../wait.js';
 
 export interface ModelCluster {
   /** Instance 0 talks to Elasticsearch directly, instance 1 through `proxy`. */
@@ -219,11 +220,12 @@ export class History<I> {
 
   /** Sends once when the scheduler says so; returns the answer (after resending what was shed). */
   async send(label: string, jitterMs: number, request: () => Promise<ApiResponse>): Promise<Answer> {
-    await this.s.schedule(new Promise((r) => setTimeout(r, jitterMs)), label);
+    // The caller's own spacing before it sends (part of the generated case), released in the scheduler's order.
+    await this.s.schedule(retryPause(jitterMs), label);
     for (;;) {
       const res = await request();
       if (shedAtTheDoor(res)) {
-        await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after')) * 1000));
+        await retryPause(Number(res.headers.get('retry-after')) * 1000);
         continue;
       }
       expect(res.status === 503 || res.status < 500, `${label}: ${res.status} ${res.text}`).to.equal(true);
