@@ -21,7 +21,6 @@ const channelQuery = Joi.object<{ wait?: number }>({
   wait: Joi.number()
     .integer()
     .min(0)
-    .max(3600)
     .description('seconds to hold the request while nothing is ready; 0 answers at once; the server clamps it to ECS_CHANNEL_WAIT_SECONDS (default: that, less up to 10 % of jitter)'),
 });
 
