@@ -1,7 +1,9 @@
 /**
  * A thousand agents hold their channel on one instance (half WebSocket, half long poll):
  * commands created for some of them reach exactly those agents, each once, and the long polls
- * of the others end [] when their wait does, all on the channel's one shared tick.
+ * of the others end [] when their wait does, all on the channel's one shared tick. Client and
+ * server sockets (about 2,000) fit a default Linux limit: Node raises its soft open-files limit
+ * (1,024) to the hard one (4,096) at start; one source address has ports enough for 1,000.
  */
 import { expect } from 'chai';
 import { uid, useTenants } from '../helpers/app.js';
