@@ -100,6 +100,18 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
       this.set(feed.pending);
     },
   });
+  const channels = services.agentChannel.registry;
+  new Gauge({
+    name: 'ecs_agent_channels_held',
+    help: 'Agent channels held on this instance, by kind (docs/adr/0113-agent-channel.md)',
+    labelNames: ['kind'],
+    registers: [metrics.registry],
+    collect() {
+      const held = { LONG_POLL: 0, WEBSOCKET: 0 };
+      for (const ch of channels.all()) held[ch.kind] += 1;
+      for (const [kind, n] of Object.entries(held)) this.set({ kind }, n);
+    },
+  });
   ops.get('/metrics', async (ctx) => {
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();

@@ -151,6 +151,9 @@ describe('the agent channel: long poll and WebSocket', function () {
       expect(state.value.body).to.include({ kind: 'WEBSOCKET', held: 1 });
       expect(Date.parse(String(state.value.body.since))).to.be.closeTo(Date.now(), 60_000);
       expect(state.value.body.lastDeliveryLatencyMs).to.be.within(0, 60_000);
+      // Operators read the channels held per kind from /metrics.
+      const metrics = await w.t.anon.get('/metrics');
+      expect(Number(/^ecs_agent_channels_held\{kind="WEBSOCKET"\} (\d+)$/m.exec(metrics.text)?.[1])).to.be.at.least(1);
     } finally {
       sock.close();
     }
