@@ -79,6 +79,9 @@ import { tokenRoutes } from './resources/tokens/routes.js';
 import { createVendorData } from './resources/vendor-data/index.js';
 import type { VendorDataService } from './resources/vendor-data/service.js';
 import { vendorDataRoutes } from './resources/vendor-data/routes.js';
+import { createAgentChannel } from './resources/agent-channel/index.js';
+import type { AgentChannelService } from './resources/agent-channel/service.js';
+import { agentChannelRoutes } from './resources/agent-channel/routes.js';
 
 export interface Services {
   authenticator: Authenticator;
@@ -122,6 +125,8 @@ export interface Services {
   storeContext: StoreContext;
   /** Background: stamps the ancestry on records an older release wrote without it (started and stopped by the server). */
   ancestry: AncestryKeeper;
+  /** Agents holding a channel on this instance (its tick is a background task). */
+  agentChannel: AgentChannelService;
 }
 
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
@@ -148,12 +153,16 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   );
   const { service: audit, retention: auditRetention } = createAudit(deps, retentionSchedule);
   const sessions = createSessions(deps, { feed, audit }, sessionRechecker);
+  // Built with the commands, below; the change feed's subscriber reaches it through this.
+  const late: { agentChannel?: AgentChannelService } = {};
   const changeWatcher = new ChangeWatcher(
     feed,
     [
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
       { feed: 'organizations', onChange: (ids) => (ids ? orgs.applyChanged(ids) : orgs.reload()) },
       { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
+      // Commands became ready through another instance: their agents held here are woken.
+      { feed: 'commands', onChange: (ids) => late.agentChannel?.onFeed(ids) },
     ],
     config.changePollMs,
     log,
@@ -181,6 +190,8 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   const softwareInventory = createSoftwareInventory(deps, { endpoints, orgs });
   const vendorData = createVendorData(deps, endpoints);
   const commands = createCommands(deps, { endpoints, modules, vendorData, presence });
+  const agentChannel = createAgentChannel(deps, { commands, endpoints, presence, feed });
+  late.agentChannel = agentChannel;
   const { service: network, retention: heartbeatRetention } = createNetwork(deps, presence, retentionSchedule);
   const jobs = createJobs(deps, { endpoints, commands, modules, licenses, orgs }, retentionSchedule);
   // A revoked token's queued and running jobs are cancelled with it (docs/adr/0098-revoked-creator-cancels-jobs.md).
@@ -221,6 +232,7 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     sessions,
     storeContext: store,
     ancestry: organizations.ancestry,
+    agentChannel,
   };
 }
 
@@ -246,6 +258,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...jobRoutes(s.jobs.service),
     ...auditRoutes(s.audit),
     ...presenceRoutes(s.endpoints),
+    ...agentChannelRoutes(s.agentChannel, s.endpoints),
   ];
 }
 
@@ -267,6 +280,8 @@ export function backgroundTasks(s: Services): Task[] {
     taskOf('audit retention', s.auditRetention),
     taskOf('ancestry stamping', s.ancestry),
     { name: 'sweep of ended login sessions', start: () => s.sessions.startSweeping(), stop: () => s.sessions.stopSweeping() },
+    // Last, so stopped first: held agents are sent away (spread Retry-After) before anything else stops.
+    taskOf('agent channel', s.agentChannel),
   ];
 }
 

@@ -6,11 +6,10 @@
 import crypto from 'node:crypto';
 import type { Access } from '../../access/access.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
-import { toPage, type Page } from '../../domain.js';
+import { toPage, type Page, type PageRequest } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import { readModifyWrite } from '../../store/optimistic.js';
-import type { PageRequest } from '../../domain.js';
-import type { Query, Stored } from '../../store/doc-store.js';
+import { conditionOn, type Query, type Stored } from '../../store/doc-types.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { EndpointDoc } from '../endpoints/model.js';
 import type { EndpointService } from '../endpoints/service.js';
@@ -27,7 +26,6 @@ import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
 import { CommandExpiry } from './expiry.js';
-import { conditionOn } from '../../store/doc-types.js';
 
 /** Where the `cmd` module's effective status comes from (the modules resource's service). */
 export interface ModuleStatusSource {
@@ -87,6 +85,7 @@ export class CommandService {
 
   private readonly expiry: CommandExpiry;
   private readonly presence?: CommandOptions['presence'];
+  ready?: (endpointId: string) => void; // the agent channel's wake: a message became ready (created, or moved to RETRY)
 
   /** The API record, expiry applied (EXPIRED is read, never stored). */
   private record(hit: Stored<CommandMessageDoc>): EndpointCommandMessage {
@@ -132,7 +131,7 @@ export class CommandService {
       retries: 0,
     };
     try {
-      return this.record(await this.messages.create(doc));
+      return this.record(await this.messages.create(doc).then((saved) => (this.ready?.(ep.id), saved)));
     } catch (err) {
       // The id is always the server's (the key's or a random UUID): an existing message under it is an
       // earlier attempt of this request (a keyed retry, or Elasticsearch re-sending the create).
@@ -250,6 +249,7 @@ export class CommandService {
       // one move gets here per message; the delivery write is a keyed full write (idempotent).
       await this.recordDelivery(hit.doc, by.username, now);
     }
+    if (to === 'RETRY') this.ready?.(hit.doc.endpointId);
     return this.record(updated);
   }
 

@@ -42,6 +42,25 @@ export class ConnectionStateUpdates {
     return this.update(id, { connectionStatus: 'DISCONNECTED', lastDisconnect: new Date().toISOString() }, access);
   }
 
+  /**
+   * The agent's channel dropped and it did not come back within ECS_CHANNEL_GRACE_SECONDS: a
+   * CONNECTED endpoint reads POTENTIALLY_DISCONNECTED (only the agent itself says DISCONNECTED).
+   */
+  async channelLost(id: string, access: Access): Promise<void> {
+    access.assertAgentSelf(id);
+    const [hit] = await this.store.getMany([id]);
+    if (!hit || hit.doc.deleted || hit.doc.connectionStatus !== 'CONNECTED') return;
+    await this.store.updateConnectionState(id, { connectionStatus: 'POTENTIALLY_DISCONNECTED' });
+  }
+
+  /** The agent took up a channel again after its grace ran out: CONNECTED, unless it said otherwise meanwhile. */
+  async channelBack(id: string, access: Access): Promise<void> {
+    access.assertAgentSelf(id);
+    const [hit] = await this.store.getMany([id]);
+    if (!hit || hit.doc.deleted || hit.doc.connectionStatus !== 'POTENTIALLY_DISCONNECTED') return;
+    await this.store.updateConnectionState(id, { connectionStatus: 'CONNECTED' });
+  }
+
   uninstall(id: string, access: Access): Promise<void> {
     return this.update(id, { connectionStatus: 'UNINSTALLED' }, access);
   }
