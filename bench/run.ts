@@ -38,6 +38,12 @@ import { buildService, startService } from './service-process.js';
 import type { Bench, Stage } from './stage.js';
 import type { MigrationResult } from './migration.js';
 
+// Held agent channels: a scenario with its own instances, load generators and options, on no seeded data set (bench/agent-channel.ts).
+if (process.argv[2] === 'agent-channel') {
+  await (await import('./agent-channel.js')).agentChannelBench(process.argv.slice(3));
+  process.exit(0);
+}
+
 const opts = parseOptions(process.argv.slice(2), process.env);
 const { quick, size, prefix: PREFIX } = opts;
 

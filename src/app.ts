@@ -29,6 +29,7 @@ import { allRoutes, createServices, type Services } from './container.js';
 import { API_VERSION } from './version.js';
 import { traceRequests } from './http/tracing.js';
 import { clientAddress } from './http/client-address.js';
+import { agentChannelUpgrade, type ChannelUpgrade } from './http/agent-channel/websocket.js';
 
 export interface AppHandle {
   app: Koa;
@@ -40,6 +41,8 @@ export interface AppHandle {
   setIndicesReady(ready: boolean): void;
   /** Sheds requests of an overloaded reading lane before the app reads them (src/http/door.ts). */
   door: Door;
+  /** The agent channel's WebSocket: the server's one 'upgrade' listener (src/http/agent-channel/websocket.ts). */
+  upgrade: ChannelUpgrade['handle'];
 }
 
 const require = createRequire(import.meta.url);
@@ -97,6 +100,18 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
       this.set(feed.pending);
     },
   });
+  const channels = services.agentChannel.registry;
+  new Gauge({
+    name: 'ecs_agent_channels_held',
+    help: 'Agent channels held on this instance, by kind (docs/adr/0113-agent-channel.md)',
+    labelNames: ['kind'],
+    registers: [metrics.registry],
+    collect() {
+      const held = { LONG_POLL: 0, WEBSOCKET: 0 };
+      for (const ch of channels.all()) held[ch.kind] += 1;
+      for (const [kind, n] of Object.entries(held)) this.set({ kind }, n);
+    },
+  });
   ops.get('/metrics', async (ctx) => {
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
@@ -150,6 +165,18 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     log,
   );
 
+  const addressOf = clientAddress(config.trustedProxies);
+  const upgrade = agentChannelUpgrade({
+    authenticator: services.authenticator,
+    orgs: services.orgs,
+    admission,
+    channels: services.agentChannel,
+    log,
+    ready: () => indicesReady,
+    clientAddress: (req) => addressOf(req),
+    translate: translateStoreError,
+  });
+
   // While tracing is on, outermost: every log line, error body and store call of a request runs in its span.
   if (config.tracing.enabled) app.use(traceRequests());
   app.use(observe(log, metrics, clientAddress(config.trustedProxies)));
@@ -191,5 +218,6 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
       indicesReady = ready;
     },
     door: door(routes, admission, log),
+    upgrade: (req, socket, head) => upgrade.handle(req, socket, head),
   };
 }

@@ -91,6 +91,8 @@ export interface Config {
   commandTtlSeconds: number;
   /** Moves into RETRY a command message may make; the next one fails it. */
   commandMaxRetries: number;
+  /** The agent channel (docs/adr/0113-agent-channel.md): long-poll wait, WebSocket ping interval, grace after a drop (seconds). */
+  channel: { waitSeconds: number; pingSeconds: number; graceSeconds: number };
   /** Day-two settings operators tune (docs/deploy.md, "Tuning"): maintenance, rollover, job retention, schema checks. */
   maintenance: MaintenanceConfig;
   /** Log lines as pino's JSON or in the Elastic Common Schema (ECS_LOG_FORMAT). */

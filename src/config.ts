@@ -125,6 +125,9 @@ const schema = Joi.object({
   ECS_PRESENCE_TIMEOUT: Joi.number().integer().min(1).default(600),
   ECS_COMMAND_TTL: Joi.number().integer().min(1).default(86_400),
   ECS_COMMAND_MAX_RETRIES: Joi.number().integer().min(0).default(5),
+  ECS_CHANNEL_WAIT_SECONDS: Joi.number().integer().min(1).max(3600).default(300),
+  ECS_CHANNEL_PING_SECONDS: Joi.number().integer().min(1).max(600).default(30),
+  ECS_CHANNEL_GRACE_SECONDS: Joi.number().integer().min(1).max(86_400).default(60),
   ECS_RETENTION_INTERVAL_SECONDS: Joi.number().integer().min(1).max(86_400).default(300),
   // Unset: three intervals, so one missed run does not hand the lease over.
   ECS_RETENTION_LEASE_SECONDS: Joi.number()
@@ -242,6 +245,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     presenceTimeoutSeconds: v.ECS_PRESENCE_TIMEOUT as number,
     commandTtlSeconds: v.ECS_COMMAND_TTL as number,
     commandMaxRetries: v.ECS_COMMAND_MAX_RETRIES as number,
+    channel: {
+      waitSeconds: v.ECS_CHANNEL_WAIT_SECONDS as number,
+      pingSeconds: v.ECS_CHANNEL_PING_SECONDS as number,
+      graceSeconds: v.ECS_CHANNEL_GRACE_SECONDS as number,
+    },
     maintenance: {
       retentionIntervalSeconds: v.ECS_RETENTION_INTERVAL_SECONDS as number,
       retentionLeaseSeconds: v.ECS_RETENTION_LEASE_SECONDS as number,

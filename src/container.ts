@@ -81,6 +81,9 @@ import { tokenRoutes } from './resources/tokens/routes.js';
 import { createVendorData } from './resources/vendor-data/index.js';
 import type { VendorDataService } from './resources/vendor-data/service.js';
 import { vendorDataRoutes } from './resources/vendor-data/routes.js';
+import { createAgentChannel } from './resources/agent-channel/index.js';
+import type { AgentChannelService } from './resources/agent-channel/service.js';
+import { agentChannelRoutes } from './resources/agent-channel/routes.js';
 
 export interface Services {
   authenticator: Authenticator;
@@ -126,6 +129,8 @@ export interface Services {
   storeContext: StoreContext;
   /** Background: stamps the ancestry on records an older release wrote without it (started and stopped by the server). */
   ancestry: AncestryKeeper;
+  /** Agents holding a channel on this instance (its tick is a background task). */
+  agentChannel: AgentChannelService;
 }
 
 /** How long change-feed entries are kept: readers need them for seconds; a day covers any pause but a reload. */
@@ -152,7 +157,8 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   );
   const { service: audit, retention: auditRetention } = createAudit(deps, retentionSchedule);
   const sessions = createSessions(deps, { feed, audit }, sessionRechecker);
-  // Built below (it needs the commands); a rollout changed on another instance wakes this instance's driver.
+  // Built with the commands, below; the change feed's subscribers reach them through these.
+  const late: { agentChannel?: AgentChannelService } = {};
   const rolloutDriver: { wake(): void } = { wake: () => undefined };
   const changeWatcher = new ChangeWatcher(
     feed,
@@ -160,6 +166,9 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
       { feed: 'tokens', onChange: (ids) => (ids ? authenticator.forget(...ids) : authenticator.forgetAll()) },
       { feed: 'organizations', onChange: (ids) => (ids ? orgs.applyChanged(ids) : orgs.reload()) },
       { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
+      // Commands became ready through another instance: their agents held here are woken.
+      { feed: 'commands', onChange: (ids) => late.agentChannel?.onFeed(ids) },
+      // A rollout changed on another instance (paused, resumed, rolled back): this instance's driver looks at once.
       { feed: 'rollouts', onChange: () => rolloutDriver.wake() },
     ],
     config.changePollMs,
@@ -188,6 +197,8 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   const softwareInventory = createSoftwareInventory(deps, { endpoints, orgs });
   const vendorData = createVendorData(deps, endpoints);
   const commands = createCommands(deps, { endpoints, modules, vendorData, presence });
+  const agentChannel = createAgentChannel(deps, { commands, endpoints, presence, feed });
+  late.agentChannel = agentChannel;
   const { service: network, retention: heartbeatRetention } = createNetwork(deps, presence, retentionSchedule);
   const jobs = createJobs(deps, { endpoints, commands, modules, licenses, orgs }, retentionSchedule);
   // A revoked token's queued and running jobs are cancelled with it (docs/adr/0098-revoked-creator-cancels-jobs.md).
@@ -239,6 +250,7 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     sessions,
     storeContext: store,
     ancestry: organizations.ancestry,
+    agentChannel,
   };
 }
 
@@ -265,6 +277,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...rolloutRoutes(s.rollouts.service),
     ...auditRoutes(s.audit),
     ...presenceRoutes(s.endpoints),
+    ...agentChannelRoutes(s.agentChannel, s.endpoints),
   ];
 }
 
@@ -287,6 +300,8 @@ export function backgroundTasks(s: Services): Task[] {
     taskOf('audit retention', s.auditRetention),
     taskOf('ancestry stamping', s.ancestry),
     { name: 'sweep of ended login sessions', start: () => s.sessions.startSweeping(), stop: () => s.sessions.stopSweeping() },
+    // Last, so stopped first: held agents are sent away (spread Retry-After) before anything else stops.
+    taskOf('agent channel', s.agentChannel),
   ];
 }
 

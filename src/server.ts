@@ -123,6 +123,8 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   server.requestTimeout = config.requestTimeoutMs + 5000;
   server.headersTimeout = Math.min(config.headersTimeoutMs, server.requestTimeout);
   server.keepAliveTimeout = 65_000;
+  // The agent channel's WebSocket (the one place the server's upgrades are taken).
+  server.on('upgrade', handle.upgrade);
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

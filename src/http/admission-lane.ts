@@ -27,6 +27,9 @@ export interface LaneSettings {
  */
 export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
   agent: { min: 4096, max: 4096, queueMs: 1000, squeeze: 1, shedStanding: false },
+  // Agents taking up their channel (src/resources/agent-channel): only the check-in's store read
+  // runs in the lane, never the wait; a reconnect storm queues here and is shed with a spread Retry-After.
+  checkin: { min: 256, max: 256, queueMs: 2000, squeeze: 1, shedStanding: false },
   admin: { min: 1, max: 128, queueMs: 1000, squeeze: 0.9, shedStanding: false },
   interactive: { min: 1, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: true },
   heavy: { min: 1, max: 64, queueMs: 500, squeeze: 0.5, shedStanding: true },

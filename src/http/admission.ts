@@ -18,7 +18,7 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
-import { LANES, type Lane } from '../lanes.js';
+import { LANES, shedRetryAfterSeconds, type Lane } from '../lanes.js';
 import { AgentLatency, DEFAULT_AGENT_LATENCY, type Verdict } from './agent-latency.js';
 import {
   CALLER_QUEUE_MIN,
@@ -283,8 +283,8 @@ export class Admission {
     const own = !l.squeezed && caller !== undefined && LaneState.count(l.held, caller) - 1 >= share;
     this.shedTotal?.inc({ lane: l.name, status: own ? '429' : '503' });
     const err = own
-      ? new TooManyRequestsError(RETRY_AFTER_SECONDS, `too many concurrent ${l.name} requests from this token; retry later`)
-      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, RETRY_AFTER_SECONDS);
+      ? new TooManyRequestsError(shedRetryAfterSeconds(l.name, RETRY_AFTER_SECONDS), `too many concurrent ${l.name} requests from this token; retry later`)
+      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, shedRetryAfterSeconds(l.name, RETRY_AFTER_SECONDS));
     if (!own) shedAnswers.add(err);
     return err;
   }

@@ -7,11 +7,13 @@ export { MAX_AGGREGATION_BUCKETS } from '../domain.js';
 
 /** Answers 503 when a request takes longer than `ms` (the work itself is not cancelled). */
 export function requestTimeout(ms: number): Koa.Middleware {
-  return async (_ctx, next) => {
+  return async (ctx, next) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ServiceUnavailableError(`request did not complete within ${ms} ms`, 1)), ms);
     });
+    // A held answer (Reply.hold) ends its own wait: the time-out no longer applies to it.
+    ctx.state.untimed = () => clearTimeout(timer);
     try {
       await Promise.race([next(), timeout]);
     } finally {

@@ -114,17 +114,23 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const access = accessFor(ctx, principal, deps.orgs, spec.roles);
       const runInLane = <T>(work: () => Promise<T>): Promise<T> => deps.admission.run(spec.lane, callerKey(principal), work);
       const accepts = (...types: string[]): string | false => ctx.accepts(...types);
-      const reply: Reply = await deps.admission.run(spec.lane, callerKey(principal), async () => {
+      const onClose = (fn: () => void): void => void ctx.res.once('close', fn);
+      let reply: Reply = await deps.admission.run(spec.lane, callerKey(principal), async () => {
         const params = validateParams(spec, ctx.params);
         const query = validatePart<unknown>(spec.query, ctx.query, 'query', true);
         const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
         const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
         const run = (createdId?: string): Promise<Reply> =>
-          spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId, accepts, runInLane });
+          spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId, accepts, runInLane, onClose });
         return key === undefined
           ? run()
           : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
       });
+      if (reply.hold) {
+        // Held outside the lane and the request time-out (src/http/limits.ts): a held answer costs a slot of neither.
+        (ctx.state.untimed as (() => void) | undefined)?.();
+        reply = await reply.hold();
+      }
       ctx.state.replyBody = reply.body;
       ctx.state.auditDetails = reply.audit;
       if (reply.body === undefined) {

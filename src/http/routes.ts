@@ -39,6 +39,8 @@ export interface HandlerInput<P, Q, B> {
   accepts?: (...types: string[]) => string | false;
   /** Runs work in this operation's lane for this caller (a streamed answer's later store calls). */
   runInLane?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Calls `fn` when the client's connection closes (a held answer lets its channel go). */
+  onClose?: (fn: () => void) => void;
 }
 
 export interface Reply {
@@ -50,6 +52,11 @@ export interface Reply {
   headers?: Record<string, string>;
   /** What the operation's audit event records besides who, what and which (a job's criteria and count). */
   audit?: Record<string, unknown>;
+  /**
+   * A held answer (the agent channel's long poll): awaited after the operation has left its
+   * admission lane and without the request time-out, and answered instead of this reply.
+   */
+  hold?: () => Promise<Reply>;
 }
 
 export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {

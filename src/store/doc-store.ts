@@ -25,8 +25,10 @@ import {
   type Sort,
   type Stored,
   type WriteOptions,
+  type Conditional,
 } from './doc-types.js';
 import { orgOf, orgPathFields, pathsOf, stripPath, withPath, type OrgPathFields } from './org-path.js';
+import { carriesWriteIds, newWriteId, takeWriteIds, unlessLanded, withWriteId } from './write-token.js';
 
 export { LAST_WRITE_WINS_RETRIES, type DocStoreBatching, type Query, type SearchBody, type SearchResult, type Sort, type Stored, type WriteOptions } from './doc-types.js';
 
@@ -41,6 +43,7 @@ export class DocStore<T extends object> {
   private readonly searches?: Batcher<SearchBody, SearchResult<T>>;
   /** Set on org-scoped indices: their records carry the ancestry of their organization (org-path.ts). */
   readonly orgPath?: OrgPathFields;
+  private readonly writeIds: boolean; // conditional and create-only writes carry their own token (write-token.ts)
 
   constructor(
     /** Public for the deep reads of src/store/scan.ts (points in time on this index). */
@@ -53,6 +56,7 @@ export class DocStore<T extends object> {
     this.index = aliasName(ctx.prefix, logicalIndex);
     // A store says its own org field; a DocStore made without one (seeding, tools) takes what the context declares for the index.
     this.orgPath = batching.orgField ? orgPathFields(batching.orgField) : ctx.orgScoped?.[logicalIndex];
+    this.writeIds = carriesWriteIds(logicalIndex);
     if (batching.reads) this.reads = new Batcher((ids) => this.mgetOutcomes(ids), { name: `coalesced mget ${logicalIndex}`, ...batching.reads });
     if (batching.searches) {
       this.searches = new Batcher((bodies) => this.msearchOutcomes(bodies), { name: `coalesced msearch ${logicalIndex}`, ...batching.searches });
@@ -63,7 +67,17 @@ export class DocStore<T extends object> {
   fromHit(h: Hit<T>): Stored<T> {
     const s = toStored(h);
     if (this.orgPath) stripPath(s.doc, this.orgPath);
-    return s;
+    const ids = this.writeIds ? takeWriteIds(s.doc) : undefined;
+    return ids ? { ...s, writeIds: ids } : s;
+  }
+
+  /** After a conflict: the document as this write left it when the store holds its token (write-token.ts), else undefined. */
+  private writeIdFor = (conditional: boolean): string | undefined => (this.writeIds && conditional ? newWriteId() : undefined);
+  private async landed(id: string, writeId: string | undefined): Promise<Stored<T> | undefined> {
+    if (writeId === undefined) return undefined;
+    const res = await storeCall(() => this.ctx.client.get<T>({ index: this.index, id }, { ignore: [404] }));
+    const hit = res.found && res._source ? this.fromHit(res as Hit<T>) : undefined;
+    return hit?.writeIds?.includes(writeId) ? hit : undefined;
   }
 
   private toSearchResult(res: Pick<estypes.SearchResponse<T>, 'hits' | 'aggregations'>): SearchResult<T> {
@@ -195,35 +209,34 @@ export class DocStore<T extends object> {
 
   /** Create-only write: ConflictError when the id exists. */
   async create(id: string, doc: T, opts: WriteOptions = {}): Promise<Stored<T>> {
-    try {
-      const res = await this.ctx.client.create({
-        index: this.index,
-        require_alias: true,
-        id,
-        document: await this.stamp(doc),
-      });
-      await this.settle(opts);
-      return { id, doc, ...versionOf(res) };
-    } catch (err) {
-      const e = translateStoreError(err);
-      if (e instanceof ConflictError) throw new WriteConflictError(`${this.noun} ${id} already exists`);
-      throw e;
-    }
+    const writeId = this.writeIdFor(true);
+    const document = await this.stamp(withWriteId(doc, writeId, undefined));
+    const created = async (): Promise<Stored<T>> => {
+      try {
+        return { id, doc, ...versionOf(await this.ctx.client.create({ index: this.index, require_alias: true, id, document })) };
+      } catch (err) {
+        const e = translateStoreError(err);
+        throw e instanceof ConflictError ? new WriteConflictError(`${this.noun} ${id} already exists`) : e;
+      }
+    };
+    const res = await unlessLanded(created, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId));
+    await this.settle(opts);
+    return { ...res, doc };
   }
 
   /** Full write, conditional when `cond` carries seq_no/primary_term. */
   async put(
     id: string,
     doc: T,
-    opts: WriteOptions & { if_seq_no?: number; if_primary_term?: number } = {},
+    opts: WriteOptions & Partial<Conditional> = {},
   ): Promise<Stored<T>> {
-    const { refresh, ...cond } = opts;
-    const document = await this.stamp(doc);
-    const res = await storeCall(() =>
-      this.ctx.client.index({ index: this.index, require_alias: true, id, document, ...cond }),
-    );
+    const { refresh, priorWriteIds, ...cond } = opts;
+    const writeId = this.writeIdFor(cond.if_seq_no !== undefined);
+    const document = await this.stamp(withWriteId(doc, writeId, priorWriteIds));
+    const indexed = async (): Promise<Stored<T>> => ({ id, doc, ...versionOf(await storeCall(() => this.ctx.client.index({ index: this.index, require_alias: true, id, document, ...cond }))) });
+    const res = await unlessLanded(indexed, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId));
     await this.settle({ refresh });
-    return { id, doc, ...versionOf(res) };
+    return { ...res, doc };
   }
 
   /**
@@ -235,13 +248,12 @@ export class DocStore<T extends object> {
     partial: Partial<T> | Record<string, unknown>,
     opts: WriteOptions & {
       upsert?: T;
-      if_seq_no?: number;
-      if_primary_term?: number;
-    } = {},
+    } & Partial<Conditional> = {},
   ): Promise<Stored<T>> {
-    const doc = await this.stamp(partial as Record<string, unknown>);
+    const writeId = this.writeIdFor(opts.if_seq_no !== undefined);
+    const doc = await this.stamp(withWriteId(partial as Record<string, unknown>, writeId, opts.priorWriteIds));
     const upsert = opts.upsert === undefined ? undefined : await this.stamp(opts.upsert);
-    const res = await storeCall(
+    const write = (): Promise<estypes.UpdateResponse<T>> => storeCall(
       () =>
         this.ctx.client.update<T, Record<string, unknown>, T>({
           index: this.index,
@@ -256,15 +268,18 @@ export class DocStore<T extends object> {
         }),
       this.notFound(id),
     );
+    const res = await unlessLanded(write, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId));
     await this.settle(opts);
+    if ('doc' in res) return res; // this write, found landed after its re-send's conflict
     const updated = res.get?._source as T;
     if (this.orgPath) stripPath(updated, this.orgPath);
+    if (this.writeIds) takeWriteIds(updated);
     return { id, doc: updated, ...versionOf(res) };
   }
 
   /** Hard delete (conditional when seq_no/primary_term are given); NotFoundError when absent. */
-  async delete(id: string, opts: WriteOptions & { if_seq_no?: number; if_primary_term?: number } = {}): Promise<void> {
-    const { refresh, ...cond } = opts;
+  async delete(id: string, opts: WriteOptions & Partial<Conditional> = {}): Promise<void> {
+    const { refresh, priorWriteIds: _prior, ...cond } = opts;
     await storeCall(
       () => this.ctx.client.delete({ index: this.index, id, ...cond }),
       this.notFound(id),

@@ -7,6 +7,7 @@
 import { DocStore } from './doc-store.js';
 import type { StoreContext } from './client.js';
 import { ConflictError, NotFoundError } from '../errors.js';
+import { conditionOn } from './doc-types.js';
 
 interface LeaseDoc {
   kind: 'lease';
@@ -34,7 +35,7 @@ export class LeaseStore {
         return true;
       }
       if (cur.doc.holder !== holder && Date.parse(cur.doc.expiresAt) > now.getTime()) return false;
-      await this.docs.put(id, doc, { refresh: false, if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
+      await this.docs.put(id, doc, { refresh: false, ...conditionOn(cur) });
       return true;
     } catch (err) {
       if (err instanceof ConflictError) return false;

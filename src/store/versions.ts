@@ -32,12 +32,12 @@ export function versionOf(r: { _seq_no?: number; _primary_term?: number; _versio
  */
 export function checkIntegerVersion(
   expected: number | undefined,
-  current: DocVersion,
-): { if_seq_no: number; if_primary_term: number } {
+  current: DocVersion & { writeIds?: string[] },
+): { if_seq_no: number; if_primary_term: number; priorWriteIds?: string[] } {
   if (expected !== undefined && expected !== current.version) {
     throw new ConflictError(
       `stale version ${expected}: the record is at version ${current.version}; re-read it and retry`,
     );
   }
-  return { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm };
+  return { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm, ...(current.writeIds ? { priorWriteIds: current.writeIds } : {}) };
 }

@@ -107,13 +107,15 @@ describe('admission lanes', function () {
   });
 
   it('declares a lane on every route', () => {
-    for (const r of t.server.handle.routes) expect(['agent', 'admin', 'interactive', 'heavy'], r.operationId).to.include(r.lane);
+    for (const r of t.server.handle.routes) expect(['agent', 'checkin', 'admin', 'interactive', 'heavy'], r.operationId).to.include(r.lane);
     const lane = (id: string): string | undefined => t.server.handle.routes.find((r) => r.operationId === id)?.lane;
     expect(lane('connectEndpoint')).to.equal('agent');
     expect(lane('searchEndpoints')).to.equal('interactive');
     expect(lane('getEndpointsOfDescendantOrgs')).to.equal('heavy');
     expect(lane('hostInfoAggregation')).to.equal('heavy');
     expect(lane('createToken')).to.equal('admin');
+    // An agent taking up its channel: only the check-in runs in its lane, never the wait.
+    expect(lane('holdAgentChannel')).to.equal('checkin');
   });
 
   it('a full heavy lane sheds at once: 429 for the caller holding it, 503 for others, Retry-After and the section-7 body; agents and reads still pass', async () => {

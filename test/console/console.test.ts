@@ -340,6 +340,9 @@ describe('operator console in Chromium', function () {
     await page.waitForSelector('#modules tr[data-module="fim"]');
     await page.waitForSelector('[data-owned-licenses]:not([data-owned-licenses=""])');
     await page.waitForSelector('#software-inventory tbody tr');
+    // No agent holds the channel: the page says so, and no delivery yet.
+    expect(await (await page.waitForSelector('#channel [data-field="channel"] dd')).textContent()).to.equal('none held');
+    expect(await page.textContent('#channel [data-field="lastDeliveryLatency"] dd')).to.equal('none yet');
     // Enable a module (creates the record), then disable it.
     await page.click('#modules tr[data-module="fim"] button');
     await page.waitForSelector('#modules tr[data-module="fim"][data-state="ACTIVE"]');

@@ -3,26 +3,16 @@
  * write names a kind of record, and one naming a record in its path gets that record's id.
  */
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { allRoutes, createServices } from '../../src/container.js';
-import { createClient } from '../../src/store/client.js';
+import { allRoutes } from '../../src/container.js';
+import { offlineServices } from '../helpers/offline-services.js';
 import { deriveTarget, isAuditedWrite } from '../../src/http/audit.js';
 import { paramKey } from '../../src/http/routes.js';
 
 describe('audit target derivation', () => {
-  // Nothing is sent to this client: the services are built only for their route declarations.
-  const client = createClient('http://127.0.0.1:9', 1000);
-  const config = loadConfig({
-    ...process.env,
-    ELASTICSEARCH_URL: 'http://127.0.0.1:9',
-    ECS_DEVELOPMENT: 'true',
-    DATABASE_URL: 'pglite:memory',
-  });
-  const routes = allRoutes(
-    createServices({ config, store: { client, prefix: 'unit', refresh: 'none' }, log: createLogger('silent') }),
-  );
-  after(() => client.close());
+  // Nothing is sent to the store: the services are built only for their route declarations.
+  const { services, close } = offlineServices();
+  const routes = allRoutes(services);
+  after(close);
 
   const KNOWN_TYPES = new Set([
     'endpoint',

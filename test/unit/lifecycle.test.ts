@@ -4,11 +4,9 @@
  * started.
  */
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { backgroundTasks, createServices } from '../../src/container.js';
+import { backgroundTasks } from '../../src/container.js';
 import { Lifecycle, type Task } from '../../src/lifecycle.js';
-import { createClient } from '../../src/store/client.js';
+import { offlineServices } from '../helpers/offline-services.js';
 
 /** A task that writes its starts and stops to `log`; its stop resolves on the next turn. */
 function recorded(name: string, log: string[], failStop = false): Task {
@@ -59,16 +57,9 @@ describe('lifecycle: background tasks start in order and stop in reverse', () =>
   });
 
   describe("the container's tasks", () => {
-    // Nothing answers at this address: a task's first run fails fast and is logged (silently here).
-    const client = createClient('http://127.0.0.1:9', 1000);
-    const config = loadConfig({
-      ...process.env,
-      ELASTICSEARCH_URL: 'http://127.0.0.1:9',
-      ECS_DEVELOPMENT: 'true',
-      DATABASE_URL: 'pglite:memory',
-    });
-    const services = createServices({ config, store: { client, prefix: 'unit', refresh: 'none' }, log: createLogger('silent') });
-    after(() => client.close());
+    // Nothing answers the store's address: a task's first run fails fast and is logged (silently here).
+    const { services, close } = offlineServices();
+    after(close);
 
     it('lists every service that starts and stops itself', () => {
       const listed = new Set(backgroundTasks(services).flatMap((t) => ('of' in t ? [t.of] : [])));

@@ -14,6 +14,7 @@ import { getEndpointModules, MODULES, setEndpointModule, type EnabledModules, ty
 import { networkHosts, type NetworkHostPage } from '../services/network';
 import { endpointSoftware, type EndpointSoftwarePage } from '../services/software';
 import { itemsOf, totalOf } from '../services/types';
+import { AgentChannelPanel } from './agent-channel-panel';
 
 /** The endpoint's scalar fields (and hostInfo's) as label/value text pairs. */
 function fieldsOf(e: AnyEndpoint): [string, string][] {
@@ -264,6 +265,7 @@ export function EndpointDetailPage(props: { id: string; canWriteIn: (orgId: stri
               ))}
             </dl>
           </Panel>
+          {endpoint.type === 'VC_ENDPOINT' && <AgentChannelPanel endpointId={props.id} />}
           <ModulesPanel endpointId={props.id} orgId={String(endpoint.orgId)} canWrite={props.canWriteIn(String(endpoint.orgId))} />
           <LicensesPanel endpointId={props.id} canWrite={props.canWriteIn(String(endpoint.orgId))} />
           <CommandsPanel endpointId={props.id} canWrite={props.canWriteIn(String(endpoint.orgId))} />

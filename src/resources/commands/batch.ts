@@ -2,7 +2,8 @@
  * Command messages for many endpoints at once (rollouts): the same messages the pipeline
  * queues one by one (service.ts `enqueue`), created in one bulk request under ids the caller
  * derives from what it does, so a caller that replays a batch after a crash meets the messages
- * already there and nothing is sent twice. Their statuses are read back in one multi-get.
+ * already there and nothing is sent twice. Each message created is announced ready, as one
+ * queued alone is (held agents get it at once). Their statuses are read back in one multi-get.
  */
 import crypto from 'node:crypto';
 import type { UserKey } from '../../domain.js';
@@ -22,6 +23,8 @@ export class CommandBatch {
   constructor(
     private readonly messages: CommandMessageStore,
     private readonly expiry: CommandExpiry,
+    /** A message became ready for its endpoint: the agent channel delivers it to an agent it holds (service.ts `ready`). */
+    private readonly ready: (endpointId: string) => void = () => undefined,
   ) {}
 
   /**
@@ -49,7 +52,13 @@ export class CommandBatch {
       expiresAt: this.expiry.expiresAt(nowMs, it.message.ttlSeconds),
       retries: 0,
     }));
-    return this.messages.createMany(docs);
+    const created = await this.messages.createMany(docs);
+    const endpointOf = new Map(items.map((it) => [it.id, it.endpointId]));
+    for (const id of created) {
+      const endpointId = endpointOf.get(id);
+      if (endpointId !== undefined) this.ready(endpointId);
+    }
+    return created;
   }
 
   /** The status of each message as it reads now (EXPIRED applied), by id; absent ids are left out. */

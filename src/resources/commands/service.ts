@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { toPage, type Page, type PageRequest } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import { readModifyWrite } from '../../store/optimistic.js';
-import type { Query, Stored } from '../../store/doc-store.js';
+import { conditionOn, type Query, type Stored } from '../../store/doc-types.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { EndpointDoc } from '../endpoints/model.js';
 import type { EndpointService } from '../endpoints/service.js';
@@ -75,10 +75,11 @@ export class CommandService {
   ) {
     this.expiry = opts.expiry ?? new CommandExpiry({ ttlSeconds: 86_400, maxRetries: 5 });
     this.presence = opts.presence;
-    this.batch = new CommandBatch(messages, this.expiry);
+    this.batch = new CommandBatch(messages, this.expiry, (endpointId) => this.ready?.(endpointId));
   }
   private readonly expiry: CommandExpiry;
   private readonly presence?: CommandOptions['presence'];
+  ready?: (endpointId: string) => void; // the agent channel's wake: a message became ready (created, or moved to RETRY)
   /** Messages for many endpoints at once, under ids their caller derives (rollouts). */
   readonly batch: CommandBatch;
 
@@ -126,7 +127,7 @@ export class CommandService {
       retries: 0,
     };
     try {
-      return this.record(await this.messages.create(doc));
+      return this.record(await this.messages.create(doc).then((saved) => (this.ready?.(ep.id), saved)));
     } catch (err) {
       // The id is always the server's (the key's or a random UUID): an existing message under it is an
       // earlier attempt of this request (a keyed retry, or Elasticsearch re-sending the create).
@@ -244,6 +245,7 @@ export class CommandService {
       // one move gets here per message; the delivery write is a keyed full write (idempotent).
       await this.recordDelivery(hit.doc, by.username, now);
     }
+    if (to === 'RETRY') this.ready?.(hit.doc.endpointId);
     return this.record(updated);
   }
 
@@ -267,7 +269,7 @@ export class CommandService {
     moveId: string,
   ): Promise<Stored<CommandMessageDoc>> {
     try {
-      return await this.messages.patch(id, change, { if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+      return await this.messages.patch(id, change, conditionOn(read));
     } catch (err) {
       if (!(err instanceof ConflictError)) throw err;
       const now = await this.messages.get(id);

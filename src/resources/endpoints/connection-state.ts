@@ -9,6 +9,7 @@ import { carrierWan, type ConnectionStatus, type EndpointDoc, type EndpointRecor
 import type { EndpointReads } from './reads.js';
 import { toEndpointRecord, type EndpointStore } from './store.js';
 import type { UniqueKeys } from './unique-keys.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 /** A v-prefixed semantic version as an agent reports it (v3.10.2, v3.11.0-rc.1). */
 export const V_SEMVER = /^v(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
@@ -42,6 +43,25 @@ export class ConnectionStateUpdates {
 
   disconnect(id: string, access: Access): Promise<void> {
     return this.update(id, { connectionStatus: 'DISCONNECTED', lastDisconnect: new Date().toISOString() }, access);
+  }
+
+  /**
+   * The agent's channel dropped and it did not come back within ECS_CHANNEL_GRACE_SECONDS: a
+   * CONNECTED endpoint reads POTENTIALLY_DISCONNECTED (only the agent itself says DISCONNECTED).
+   */
+  async channelLost(id: string, access: Access): Promise<void> {
+    access.assertAgentSelf(id);
+    const [hit] = await this.store.getMany([id]);
+    if (!hit || hit.doc.deleted || hit.doc.connectionStatus !== 'CONNECTED') return;
+    await this.store.updateConnectionState(id, { connectionStatus: 'POTENTIALLY_DISCONNECTED' });
+  }
+
+  /** The agent took up a channel again after its grace ran out: CONNECTED, unless it said otherwise meanwhile. */
+  async channelBack(id: string, access: Access): Promise<void> {
+    access.assertAgentSelf(id);
+    const [hit] = await this.store.getMany([id]);
+    if (!hit || hit.doc.deleted || hit.doc.connectionStatus !== 'POTENTIALLY_DISCONNECTED') return;
+    await this.store.updateConnectionState(id, { connectionStatus: 'CONNECTED' });
   }
 
   uninstall(id: string, access: Access): Promise<void> {
@@ -95,7 +115,7 @@ export class ConnectionStateUpdates {
       const saved = await this.store.patch(
         hit.id,
         { interfaces, wanStatus: carrierWan(interfaces, hit.doc.wanStatus), updatedAt: new Date().toISOString(), updatedBy: access.userKey },
-        { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm },
+        conditionOn(hit),
       );
       return toEndpointRecord(saved);
     });

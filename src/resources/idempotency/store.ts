@@ -13,6 +13,7 @@ import type {
   StoredKeyRecord,
 } from './model.js';
 import type { Logger } from '../../log.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 export class IdempotencyKeyDocStore implements IdempotencyKeyStore {
   private readonly docs: DocStore<IdempotencyKeyRecord>;
@@ -43,7 +44,7 @@ export class IdempotencyKeyDocStore implements IdempotencyKeyStore {
   async reclaim(id: string, record: IdempotencyKeyRecord, read: StoredKeyRecord): Promise<boolean> {
     try {
       if (read.seqNo < 0) await this.docs.create(id, record, { refresh: false });
-      else await this.docs.put(id, record, { refresh: false, if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+      else await this.docs.put(id, record, { refresh: false, ...conditionOn(read) });
       return true;
     } catch (err) {
       if (err instanceof ConflictError) return false;

@@ -12,6 +12,7 @@ import type { UserKey } from '../../domain.js';
 import type { Grant, Person } from '../../access/principal.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 export const JOB_STATES = ['QUEUED', 'RUNNING', 'DONE', 'FAILED', 'CANCELLED'] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -105,7 +106,7 @@ export class JobStore {
    * for visibility: readers of one job use realtime get; lists show it after the next refresh.
    */
   replace(doc: JobDoc, read: { seqNo: number; primaryTerm: number }): Promise<StoredJob> {
-    return this.docs.put(doc.id, doc, { refresh: false, if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+    return this.docs.put(doc.id, doc, { refresh: false, ...conditionOn(read) });
   }
 
   /**

@@ -10,6 +10,7 @@ import type { LicenseType } from '../licenses/model.js';
 import { contractId, type OrgLicenseContractDoc } from './model.js';
 import { PitSearch } from '../../store/scan.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 /** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
 export const LICENSE_CONTRACTS_ORG_SCOPE: OrgScopedIndex = { index: 'org-license-contracts', orgField: 'orgId' };
@@ -36,7 +37,7 @@ export class OrgLicenseContractStore {
 
   /** Replaces the document read as `cur` (ConflictError when it changed since). */
   replace(doc: OrgLicenseContractDoc, cur: Stored<OrgLicenseContractDoc>): Promise<Stored<OrgLicenseContractDoc>> {
-    return this.docs.put(doc.id, { ...doc, version: cur.version + 1 }, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
+    return this.docs.put(doc.id, { ...doc, version: cur.version + 1 }, conditionOn(cur));
   }
 
   /** A search prepared for deep reads on a point in time (cursors and exports). */

@@ -7,6 +7,7 @@ import { DocStore, type Query, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
 import type { LicenseDoc } from './model.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 /** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
 export const LICENSES_ORG_SCOPE: OrgScopedIndex = { index: 'licenses', orgField: 'orgId' };
@@ -31,7 +32,7 @@ export class LicenseStore {
     return this.docs.put(
       doc.id,
       { ...doc, version: cur.version + 1 },
-      { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm },
+      conditionOn(cur),
     );
   }
 

@@ -23,6 +23,7 @@ import {
   type OrgEnabledModules,
 } from './model.js';
 import type { EnabledModulesStore } from './store.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 /** An EnabledModules body after validation (server-owned fields stripped). */
 export interface EnabledModulesInput extends ModuleFields {
@@ -267,7 +268,7 @@ export class ModuleService {
         updatedBy: access.userKey.username,
         updatedAt: new Date().toISOString(),
       };
-      return toEnabledModules(await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm }));
+      return toEnabledModules(await this.store.replace(doc, conditionOn(cur)));
     });
   }
 
@@ -309,7 +310,7 @@ export class ModuleService {
         return cur;
       }
       const doc: EnabledModulesDoc = { ...next, updatedBy: access.userKey.username, updatedAt: new Date().toISOString() };
-      return cur ? await this.store.replace(doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm }) : await this.store.create(doc);
+      return cur ? await this.store.replace(doc, conditionOn(cur)) : await this.store.create(doc);
     });
   }
 }

@@ -25,6 +25,7 @@ import {
   type NetworkHostSearchCriteria,
   type NetworkHostStatus,
 } from './model.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 /** Most hosts one discovery report may carry (413 beyond). */
 export const MAX_DISCOVERED_HOSTS = 1000;
@@ -77,7 +78,7 @@ export class NetworkService {
       const { host, changed } = mergeSighting(current?.doc, s, id);
       if (!changed) return host;
       if (current) {
-        await this.hosts.replace(host, { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm }, { refresh: false });
+        await this.hosts.replace(host, conditionOn(current), { refresh: false });
       } else {
         await this.hosts.create(host);
       }
@@ -130,7 +131,7 @@ export class NetworkService {
         const stored: Stored<NetworkHost> | undefined = current.get(id);
         const { host, changed } = mergeSighting(stored?.doc, folded.get(id) as HostSighting, id);
         if (!changed) result.unchanged++;
-        else writes.push(stored ? { host, cond: { if_seq_no: stored.seqNo, if_primary_term: stored.primaryTerm } } : { host });
+        else writes.push(stored ? { host, cond: conditionOn(stored) } : { host });
       }
       const outcome = await this.hosts.bulkWrite(writes);
       if (outcome.failed.length > 0) {
@@ -161,7 +162,7 @@ export class NetworkService {
       await access.assertOrg(hit.doc.orgId);
       if (hit.doc.status === status) return hit.doc;
       const host = { ...hit.doc, status };
-      await this.hosts.replace(host, { if_seq_no: hit.seqNo, if_primary_term: hit.primaryTerm });
+      await this.hosts.replace(host, conditionOn(hit));
       return host;
     });
   }

@@ -6,6 +6,7 @@
  */
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 export type OrgMoveState = 'RUNNING' | 'DONE';
 
@@ -46,7 +47,7 @@ export class OrgMoveStore {
   async begin(move: OrgMove, cur: Stored<OrgMove> | undefined): Promise<Stored<OrgMove>> {
     const doc: MoveDoc = { kind: 'org-move', move, changedAt: new Date().toISOString() };
     const s = cur
-      ? await this.docs.put(ID, doc, { refresh: false, if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm })
+      ? await this.docs.put(ID, doc, { refresh: false, ...conditionOn(cur) })
       : await this.docs.create(ID, doc, { refresh: false });
     return { ...s, doc: move };
   }

@@ -9,6 +9,7 @@ import { DocStore, type Stored } from '../../store/doc-store.js';
 import { itemError } from '../../store/item-errors.js';
 import type { StoreContext } from '../../store/client.js';
 import type { UserKey } from '../../domain.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 /** Organizations per bulk when a move rewrites the ancestors below it. */
 const SET_ANCESTORS_BATCH = 5000;
@@ -47,7 +48,7 @@ export class OrganizationStore {
 
   /** Rewrites an organization if it is unchanged since `cur` was read (409 otherwise). */
   async replace(cur: Stored<OrganizationDoc>, doc: OrganizationDoc): Promise<void> {
-    await this.docs.put(doc.id, doc, { if_seq_no: cur.seqNo, if_primary_term: cur.primaryTerm });
+    await this.docs.put(doc.id, doc, conditionOn(cur));
   }
 
   /** Every organization below `id` (its id is in their ancestors), streamed. */
