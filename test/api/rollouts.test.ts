@@ -217,6 +217,22 @@ describe('rollouts: an agent version in rings', function () {
     expect(none.rings[0].counts.total).to.equal(0);
   });
 
+  it('an agent holding the agent channel gets its upgrade command through it at once', async () => {
+    const org = await t.world.org();
+    const [id] = await SimulatedAgents.register(admin, org, 1, OLD);
+    const agent = t.world.as(await t.world.token('agent', org, id));
+    const held = agent.get<{ name: string; payload: { version: string; rolloutId: string } }[]>('/agent/channel?wait=30');
+    const ro = await create(admin, rolloutBody(org, [{ percent: 100 }], { soakSeconds: 600 }));
+    const answer = await held;
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.body.map((m) => m.name)).to.deep.equal(['upgrade']);
+    expect(answer.body[0].payload).to.deep.equal({ version: NEW, rolloutId: ro.id });
+    expect((await agent.patch(`/endpoint/${id}/client-version/${NEW}`)).status).to.equal(204);
+    const r = await waitFor(() => read(ro.id), (x) => x.rings[0].counts.healthy === 1, 20_000, 50);
+    expect(r.met, JSON.stringify(r.value)).to.equal(true);
+    expect((await admin.post(`/rollouts/${ro.id}/abort`)).status).to.equal(200);
+  });
+
   it('a window past midnight is open on the next morning of its day, and closed outside it', () => {
     const w = { orgId: 'o', days: ['FRI' as const], start: '23:00', end: '02:00', timeZone: 'Europe/Berlin' };
     expect(windowOpen(w, new Date('2026-11-27T22:30:00Z'))).to.equal(true); // Fri 23:30 Berlin
