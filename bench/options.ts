@@ -13,6 +13,8 @@ export interface Selection {
   orgCreateTree: boolean;
   /** Traces off against on at 10 % (and against BENCH_BEFORE_DIR's build): only when asked. */
   tracing: boolean;
+  /** An agent-version rollout over BENCH_ROLLOUT_ENDPOINTS endpoints (bench/rollout.ts): only when asked. */
+  rollout: boolean;
   /** The request scenarios run at all (org-create-tree runs on their service). */
   scenarios: boolean;
   /** Name prefixes of the request scenarios asked for (none: every one). */
@@ -47,7 +49,7 @@ export interface BenchOptions {
   admin: string;
 }
 
-const NAMED = ['migration', 'overload', 'jobs', 'org-create', 'org-create-tree', 'tracing'];
+const NAMED = ['migration', 'overload', 'jobs', 'org-create', 'org-create-tree', 'tracing', 'rollout'];
 const CREATE_SCENARIOS = ['create-sequential', 'create-concurrent'];
 
 function selection(only: string[]): Selection {
@@ -63,6 +65,7 @@ function selection(only: string[]): Selection {
     orgCreate: all || only.includes('org-create'),
     orgCreateTree,
     tracing: only.includes('tracing'),
+    rollout: only.includes('rollout'),
     scenarios,
     scenarioFilter,
     create: scenarios && (scenarioFilter.length === 0 || CREATE_SCENARIOS.some((n) => scenarioFilter.some((o) => n.startsWith(o)))),

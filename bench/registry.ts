@@ -19,6 +19,7 @@ import { requestScenarios } from './request-rounds.js';
 import { DISTRIBUTOR } from './seed.js';
 import { scenario, staged, type BenchScenario } from './stage.js';
 import { tracingBench, tracingTable, type TracingResult } from './tracing.js';
+import { rolloutBench, rolloutEndpoints, rolloutTable, type RolloutBenchResult } from './rollout.js';
 
 export const REGISTRY: readonly BenchScenario<unknown>[] = [
   scenario<ScenarioResult[]>({
@@ -189,5 +190,14 @@ export const REGISTRY: readonly BenchScenario<unknown>[] = [
     wanted: (s) => s.migration,
     run: (bench) =>
       migrationBench({ client: bench.client, esUrl: bench.esUrl, esPid: bench.esPid, prefix: bench.opts.prefix, config: bench.config, size: bench.opts.size, log: bench.log }),
+  }),
+  scenario<RolloutBenchResult>({
+    name: 'rollout',
+    phase: 'alone',
+    wanted: (s) => s.rollout,
+    title: 'Rollout of an agent version (rollout)',
+    // An in-process service on indices of its own: rings sent and judged, and the ring work's store requests per endpoint.
+    run: (bench) => rolloutBench({ esUrl: bench.esUrl, endpoints: rolloutEndpoints(bench.opts.quick), log: bench.log }),
+    table: (r) => rolloutTable(r),
   }),
 ];

@@ -42,6 +42,8 @@ import type { InstallerService } from './resources/installer/service.js';
 import { installerRoutes } from './resources/installer/routes.js';
 import { createJobs, type Jobs } from './resources/jobs/index.js';
 import { jobRoutes } from './resources/jobs/routes.js';
+import { createRollouts, type Rollouts } from './resources/rollouts/index.js';
+import { rolloutRoutes } from './resources/rollouts/routes.js';
 import { createOrgLicenseContracts } from './resources/license-contracts/index.js';
 import type { OrgLicenseContractService } from './resources/license-contracts/service.js';
 import { orgLicenseContractRoutes } from './resources/license-contracts/routes.js';
@@ -113,6 +115,8 @@ export interface Services {
   heartbeatRetention: HeartbeatRetention;
   /** Bulk-action jobs: the service, and its runner (started and stopped by the server). */
   jobs: Jobs;
+  /** Agent-version rollouts in rings: the service, and its driver (started and stopped by the server). */
+  rollouts: Rollouts;
   /** The audit trail: written by the router's audit hook, searched through its route. */
   audit: AuditService;
   /** Background: audit retention, the same mechanism as the heartbeats' (started and stopped by the server). */
@@ -153,8 +157,9 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   );
   const { service: audit, retention: auditRetention } = createAudit(deps, retentionSchedule);
   const sessions = createSessions(deps, { feed, audit }, sessionRechecker);
-  // Built with the commands, below; the change feed's subscriber reaches it through this.
+  // Built with the commands, below; the change feed's subscribers reach them through these.
   const late: { agentChannel?: AgentChannelService } = {};
+  const rolloutDriver: { wake(): void } = { wake: () => undefined };
   const changeWatcher = new ChangeWatcher(
     feed,
     [
@@ -163,6 +168,8 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
       { feed: 'sessions', onChange: (ids) => sessions.forget(ids) },
       // Commands became ready through another instance: their agents held here are woken.
       { feed: 'commands', onChange: (ids) => late.agentChannel?.onFeed(ids) },
+      // A rollout changed on another instance (paused, resumed, rolled back): this instance's driver looks at once.
+      { feed: 'rollouts', onChange: () => rolloutDriver.wake() },
     ],
     config.changePollMs,
     log,
@@ -198,6 +205,16 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
   tokens.onRevoked = async (tokenId) => {
     await jobs.service.cancelCreatedBy(tokenId);
   };
+  const rollouts = createRollouts(deps, {
+    agents: endpoints.agentScan,
+    commands: commands.batch,
+    orgs,
+    pins: clientVersions,
+    audit,
+    feed,
+    holder: instanceName,
+  });
+  rolloutDriver.wake = () => rollouts.driver.wake();
   const reports = createReports(endpoints);
   const orgAgentConfig = createOrgAgentConfig(deps, orgs, () => presence.invalidate());
   presence.useTimeouts(orgAgentConfig);
@@ -226,6 +243,7 @@ export function createServices({ config, store: base, log, sessionRechecker }: B
     changeRetention,
     heartbeatRetention,
     jobs,
+    rollouts,
     audit,
     auditRetention,
     presence,
@@ -256,6 +274,7 @@ export function allRoutes(s: Services): RouteSpec[] {
     ...reportRoutes(s.reports),
     ...orgAgentConfigRoutes(s.orgAgentConfig),
     ...jobRoutes(s.jobs.service),
+    ...rolloutRoutes(s.rollouts.service),
     ...auditRoutes(s.audit),
     ...presenceRoutes(s.endpoints),
     ...agentChannelRoutes(s.agentChannel, s.endpoints),
@@ -277,6 +296,7 @@ export function backgroundTasks(s: Services): Task[] {
     taskOf('heartbeat retention', s.heartbeatRetention),
     taskOf('job runner', s.jobs.runner),
     taskOf('job retention', s.jobs.retention),
+    taskOf('rollout driver', s.rollouts.driver),
     taskOf('audit retention', s.auditRetention),
     taskOf('ancestry stamping', s.ancestry),
     { name: 'sweep of ended login sessions', start: () => s.sessions.startSweeping(), stop: () => s.sessions.stopSweeping() },

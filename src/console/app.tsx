@@ -8,6 +8,7 @@ import type { Scope } from './services/scope';
 import { clearToken, endPersonSession, getPersonSession, getSignInMethods, getToken, setToken, ssoLoginUrl, type PersonSession, type SignInMethods } from './services/session';
 import { AuditPage } from './pages/audit';
 import { JobsPage } from './pages/jobs';
+import { RolloutsPage } from './pages/rollouts';
 import { EndpointDetailPage } from './pages/endpoint-detail';
 import { EndpointsPage, type Family } from './pages/endpoints';
 import { OrganizationPage } from './pages/organization';
@@ -15,7 +16,7 @@ import { OverviewPage } from './pages/overview';
 import { SignInPage } from './pages/sign-in';
 import { SoftwarePage } from './pages/software';
 
-type Route = { page: 'overview' } | { page: 'endpoints'; family: Family } | { page: 'endpoint'; id: string } | { page: 'software' } | { page: 'organization' } | { page: 'jobs' } | { page: 'audit' };
+type Route = { page: 'overview' } | { page: 'endpoints'; family: Family } | { page: 'endpoint'; id: string } | { page: 'software' } | { page: 'organization' } | { page: 'jobs' } | { page: 'rollouts' } | { page: 'audit' };
 
 function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/');
@@ -24,6 +25,7 @@ function parseRoute(hash: string): Route {
   if (parts[0] === 'software') return { page: 'software' };
   if (parts[0] === 'organization') return { page: 'organization' };
   if (parts[0] === 'jobs') return { page: 'jobs' };
+  if (parts[0] === 'rollouts') return { page: 'rollouts' };
   if (parts[0] === 'audit') return { page: 'audit' };
   return { page: 'overview' };
 }
@@ -157,6 +159,7 @@ export function App() {
     ['#/software', 'Software', route.page === 'software'],
     ['#/organization', 'Organization', route.page === 'organization'],
     ['#/jobs', 'Jobs', route.page === 'jobs'],
+    ['#/rollouts', 'Rollouts', route.page === 'rollouts'],
     ['#/audit', 'Audit', route.page === 'audit'],
   ];
   return (
@@ -187,11 +190,12 @@ export function App() {
         <Message kind="error" text={treeError} testId="tree-error" />
         {orgs && orgs.length === 0 && <Message kind="error" text={person ? 'Your grants cover no organization known to this service.' : 'Your token sees no organization.'} />}
         {scope && route.page === 'overview' && <OverviewPage scope={scope} />}
-        {scope && route.page === 'endpoints' && <EndpointsPage scope={scope} family={route.family} />}
+        {scope && route.page === 'endpoints' && <EndpointsPage scope={scope} family={route.family} canWrite={canWriteIn(scope.orgId)} />}
         {route.page === 'endpoint' && <EndpointDetailPage id={route.id} canWriteIn={canWriteIn} />}
         {scope && route.page === 'software' && <SoftwarePage scope={scope} />}
         {scope && route.page === 'organization' && <OrganizationPage orgId={scope.orgId} canWrite={canWriteIn(scope.orgId)} />}
-        {scope && route.page === 'jobs' && <JobsPage scope={scope} />}
+        {scope && route.page === 'jobs' && <JobsPage scope={scope} canWrite={canWriteIn(scope.orgId)} />}
+        {scope && route.page === 'rollouts' && <RolloutsPage scope={scope} canWriteIn={canWriteIn} />}
         {route.page === 'audit' && <AuditPage />}
       </main>
     </>

@@ -6,6 +6,7 @@ import { orgPathFields, type OrgPathFields, type OrgScopedIndex } from '../store
 import { AUDIT_ORG_SCOPE } from './audit/store.js';
 import { ENDPOINTS_ORG_SCOPE } from './endpoints/store.js';
 import { JOBS_ORG_SCOPE } from './jobs/store.js';
+import { ROLLOUTS_ORG_SCOPE } from './rollouts/store.js';
 import { LICENSE_CONTRACTS_ORG_SCOPE } from './license-contracts/store.js';
 import { LICENSES_ORG_SCOPE } from './licenses/store.js';
 import { HEARTBEATS_ORG_SCOPE } from './network/heartbeat-store.js';
@@ -15,6 +16,7 @@ import { SOFTWARE_INVENTORY_ORG_SCOPE } from './software-inventory/store.js';
 const DECLARED: readonly OrgScopedIndex[] = [
   ENDPOINTS_ORG_SCOPE,
   JOBS_ORG_SCOPE,
+  ROLLOUTS_ORG_SCOPE,
   LICENSES_ORG_SCOPE,
   LICENSE_CONTRACTS_ORG_SCOPE,
   NETWORK_HOSTS_ORG_SCOPE,

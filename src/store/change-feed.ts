@@ -23,7 +23,7 @@ import { RolloverAlias, type Generation, type GenerationalIndex } from './genera
 import { AppError, ServiceUnavailableError } from '../errors.js';
 
 /** The feeds; adding one is adding its name here (readers and writers take any of them). */
-export const FEED_NAMES = ['tokens', 'organizations', 'sessions', 'commands'] as const;
+export const FEED_NAMES = ['tokens', 'organizations', 'sessions', 'commands', 'rollouts'] as const;
 export type FeedName = (typeof FEED_NAMES)[number];
 
 /** One change as stored: the ids one write changed. */

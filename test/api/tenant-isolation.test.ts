@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { uid, type TestApp, sharedApp } from '../helpers/app.js';
 import type { ApiResponse } from '../helpers/http.js';
-import { buildStockedOrg, fillPath, paramValue, pathParams, type StockedOrg, type ParamMap } from '../helpers/stocked-org.js';
+import { buildStockedOrg, fillPath, paramValue, pathParams, stockedRollout, type StockedOrg, type ParamMap } from '../helpers/stocked-org.js';
 import type { RouteSpec } from '../../src/http/routes.js';
 import { until } from '../helpers/wait.js';
 
@@ -74,6 +74,8 @@ describe('tenant isolation over every route (generated from the route table)', (
       'POST /endpoint/page-search': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },
       'POST /jobs': { body: () => ({ action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId, basic: uid('no-agent') } }) },
       'POST /jobs/dry-run': { body: () => ({ action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId, basic: uid('no-agent') } }) },
+      'POST /rollouts': { body: () => stockedRollout(orgId) },
+      'POST /rollouts/page-search': { body: () => ({ criteria: { orgId } }), empty: () => ({}) },
       'POST /endpoint': { body: () => ({ orgId, displayName: 'taken' }) },
       'PUT /endpoint/{id}': { body: () => ({ orgId, displayName: 'taken' }) },
       'PUT /client-version/default': { body: () => ({ linux: '9.9.9', mac: '9.9.9', windows: '9.9.9' }) },

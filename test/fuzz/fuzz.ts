@@ -65,6 +65,7 @@ const BEYOND_THE_SCHEMA: RegExp[] = [
   /is not accepted by endpoint/, // the command catalogue of the endpoint's operating system and modules
   /is not an IP address|contains an invalid value/, // the comma-separated internal-ips path list
   /criteria that narrow nothing select every agent|allAgents: true selects every agent/, // a job over every agent is said explicitly
+  /is not .+ or below it|is not a known time zone/, // a rollout's rings and windows name organizations of its subtree, in time zones the runtime knows
 ];
 
 const addFormats = addFormatsImport as unknown as (ajv: Ajv2020) => Ajv2020;

@@ -124,6 +124,9 @@ export async function buildStockedOrg(t: TestApp): Promise<StockedOrg> {
 
   // A job of the organization acting on no agent: criteria that match none.
   const job = await ok(a.post<{ id: string }>('/jobs', { action: { type: 'ENABLE_MODULE', module: 'fim' }, criteria: { orgId, basic: uid('no-agent') } }), 202);
+  // A rollout of the organization that upgrades no agent of it (a version for mac only), paused at once.
+  const rollout = await ok(a.post<{ id: string }>('/rollouts', stockedRollout(orgId)), 201);
+  await ok(a.post(`/rollouts/${rollout.id}/pause`));
   const extraToken = await ok(a.post<{ id: string }>('/admin/tokens', { name: uid('tok'), role: 'reader', orgId }), 201);
   const agentToken = await ok(a.post<{ id: string; token: string }>('/admin/tokens', { name: uid('agent'), role: 'agent', orgId, endpointId: endpoint.id }), 201);
   const tokens = {
@@ -143,6 +146,7 @@ export async function buildStockedOrg(t: TestApp): Promise<StockedOrg> {
     imei: String(lte.imei),
     connectionStatus: 'CONNECTED',
     hoh: 'hoh-1',
+    version: 'v1.0.0',
     'internal-ips': '10.77.0.5,10.77.0.6',
     'external-ip': '203.0.113.77',
     bundleId,
@@ -166,6 +170,7 @@ export async function buildStockedOrg(t: TestApp): Promise<StockedOrg> {
       'admin/tokens': extraToken.id,
       'admin/bundles': bundleId,
       jobs: job.id,
+      rollouts: rollout.id,
     },
     endpointId: ep.id,
     'endpoint-id': ep.id,
@@ -199,4 +204,17 @@ export async function buildStockedOrg(t: TestApp): Promise<StockedOrg> {
     job.id,
   ];
   return { orgId, childOrgId, endpoint, peer, childEndpoint, utm, lte, licenseId, tokens, params, peerParams, markers };
+}
+
+/** A rollout of the organization that sends nothing to the stocked agents (mac only, a long soak). */
+export function stockedRollout(orgId: string): Record<string, unknown> {
+  return {
+    name: 'stocked',
+    orgId,
+    targetVersion: { mac: 'v9.9.9' },
+    rings: [{ percent: 100 }],
+    soakSeconds: 86_400,
+    gate: { minHealthyPercent: 90, withinSeconds: 3600 },
+    autoRollback: false,
+  };
 }

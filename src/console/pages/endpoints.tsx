@@ -110,7 +110,7 @@ function usePage<P>(load: () => Promise<P>, deps: unknown[]): { page: P | undefi
   return { page, error };
 }
 
-function AgentsTable(props: { scope: Scope }) {
+function AgentsTable(props: { scope: Scope; canWrite: boolean }) {
   const [text, setText] = useState('');
   const [basic, setBasic] = useState('');
   const [showInactive, setShowInactive] = useState(true);
@@ -150,9 +150,11 @@ function AgentsTable(props: { scope: Scope }) {
       </form>
       <div class="table-actions">
         <ExportButtons id="agents" search={() => ({ family: 'agents', body: agentSearchBody(props.scope, filter, { page: 0, size: PAGE_SIZE, sort }) })} />
-        <a href="#/jobs" class="button-link" data-create-job onClick={() => setAgentCriteria(agentCriteria(props.scope, filter))}>
-          Bulk action on these agents…
-        </a>
+        {props.canWrite && (
+          <a href="#/jobs" class="button-link" data-create-job onClick={() => setAgentCriteria(agentCriteria(props.scope, filter))}>
+            Bulk action on these agents…
+          </a>
+        )}
       </div>
       <Message kind="error" text={error} />
       <DataTable
@@ -242,7 +244,7 @@ function LteTable(props: { scope: Scope }) {
   );
 }
 
-export function EndpointsPage(props: { scope: Scope; family: Family }) {
+export function EndpointsPage(props: { scope: Scope; family: Family; canWrite: boolean }) {
   const tabs: [Family, string][] = [
     ['agents', 'Agents'],
     ['utm', 'UTM'],
@@ -260,7 +262,7 @@ export function EndpointsPage(props: { scope: Scope; family: Family }) {
           </a>
         ))}
       </nav>
-      {props.family === 'agents' && <AgentsTable scope={props.scope} />}
+      {props.family === 'agents' && <AgentsTable scope={props.scope} canWrite={props.canWrite} />}
       {props.family === 'utm' && <UtmTable scope={props.scope} />}
       {props.family === 'lte' && <LteTable scope={props.scope} />}
     </section>

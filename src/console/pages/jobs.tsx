@@ -214,7 +214,7 @@ function CreateJob(props: { scope: Scope; onCreated(): void }) {
   );
 }
 
-export function JobsPage(props: { scope: Scope }) {
+export function JobsPage(props: { scope: Scope; canWrite: boolean }) {
   const [jobs, setJobs] = useState<JobPage | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [tick, setTick] = useState(0);
@@ -240,7 +240,7 @@ export function JobsPage(props: { scope: Scope }) {
       <h2 id="jobs-title" tabIndex={-1}>
         Jobs
       </h2>
-      <CreateJob scope={props.scope} onCreated={reload} />
+      {props.canWrite && <CreateJob scope={props.scope} onCreated={reload} />}
       <Message kind="error" text={error} />
       <div class="table-wrap" data-table="jobs">
         <table class="data">
@@ -292,7 +292,7 @@ export function JobsPage(props: { scope: Scope }) {
                     )}
                   </td>
                   <td>
-                    {(j.state === 'QUEUED' || j.state === 'RUNNING') && (
+                    {props.canWrite && (j.state === 'QUEUED' || j.state === 'RUNNING') && (
                       <button
                         type="button"
                         data-cancel-job={j.id}

@@ -14,18 +14,12 @@ import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { EndpointDoc } from '../endpoints/model.js';
 import type { EndpointService } from '../endpoints/service.js';
 import { catalogueOsOf, commandsFor, type CommandCatalogue } from './catalogue.js';
-import type {
-  CommandMessageDoc,
-  CommandMessageStatus,
-  EndpointCommandMessage,
-  EndpointCommandMessageDelivery,
-  EffectiveCommandMessageStatus,
-  NewMessage,
-} from './model.js';
+import type { CommandMessageDoc, CommandMessageStatus, EndpointCommandMessage, EndpointCommandMessageDelivery, EffectiveCommandMessageStatus, NewMessage } from './model.js';
 import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
 import { CommandExpiry } from './expiry.js';
+import { CommandBatch } from './batch.js';
 
 /** Where the `cmd` module's effective status comes from (the modules resource's service). */
 export interface ModuleStatusSource {
@@ -81,11 +75,13 @@ export class CommandService {
   ) {
     this.expiry = opts.expiry ?? new CommandExpiry({ ttlSeconds: 86_400, maxRetries: 5 });
     this.presence = opts.presence;
+    this.batch = new CommandBatch(messages, this.expiry, (endpointId) => this.ready?.(endpointId));
   }
-
   private readonly expiry: CommandExpiry;
   private readonly presence?: CommandOptions['presence'];
   ready?: (endpointId: string) => void; // the agent channel's wake: a message became ready (created, or moved to RETRY)
+  /** Messages for many endpoints at once, under ids their caller derives (rollouts). */
+  readonly batch: CommandBatch;
 
   /** The API record, expiry applied (EXPIRED is read, never stored). */
   private record(hit: Stored<CommandMessageDoc>): EndpointCommandMessage {

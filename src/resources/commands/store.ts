@@ -22,12 +22,28 @@ export class CommandMessageStore {
     return this.docs.create(doc.id, doc, opts);
   }
 
-  /** Realtime get; undefined when absent. */
+  /**
+   * Create-only writes of many messages in one bulk request, searchable when it returns; the
+   * ids created now (an id that exists is kept as it is; any other refusal throws).
+   */
+  async createMany(docs: CommandMessageDoc[]): Promise<string[]> {
+    const res = await this.docs.bulk(docs.flatMap((d) => [{ create: { _id: d.id } }, d]));
+    const refused = res.items.find((i) => i.create?.error && i.create.status !== 409);
+    if (refused) throw new Error(`command messages not stored: ${refused.create?.error?.reason ?? 'unknown'}`);
+    return res.items.flatMap((i) => (i.create && !i.create.error ? [i.create._id as string] : []));
+  }
+
+  /** Many messages by id in one multi-get; absent ones are left out. */
+  getMany(ids: string[]): Promise<Stored<CommandMessageDoc>[]> {
+    return this.docs.getMany(ids);
+  }
+
   /** Resolves once every write acknowledged before the call is searchable (src/store/visibility.ts). */
   visible(): Promise<void> {
     return this.docs.visible();
   }
 
+  /** Realtime get; undefined when absent. */
   get(id: string): Promise<Stored<CommandMessageDoc> | undefined> {
     return this.docs.get(id);
   }

@@ -8,6 +8,33 @@
 import type { Query } from '../../store/doc-store.js';
 import { endpointCriteriaQuery, type EndpointCriteria } from './criteria.js';
 import type { EndpointStore } from './store.js';
+import type { EndpointDoc } from './model.js';
+import type { Stored } from '../../store/doc-store.js';
+
+/** An agent as a rollout judges it: its OS, the version it reports, and its presence (applied on read). */
+export interface FleetAgent {
+  id: string;
+  orgId: string;
+  /** hostInfo's os, platformFamily and platform, for the catalogue's OS. */
+  host: EndpointDoc['hostInfo'];
+  clientVersion?: string;
+  connectionStatus?: EndpointDoc['connectionStatus'];
+  lastSeen?: string;
+  deleted: boolean;
+}
+
+function fleetAgent(h: Stored<EndpointDoc>): FleetAgent {
+  const d = h.doc;
+  return {
+    id: d.id,
+    orgId: d.orgId,
+    host: d.hostInfo,
+    ...(d.clientVersion ? { clientVersion: d.clientVersion } : {}),
+    ...(d.connectionStatus ? { connectionStatus: d.connectionStatus } : {}),
+    ...(d.lastSeen ? { lastSeen: d.lastSeen } : {}),
+    deleted: d.deleted === true,
+  };
+}
 
 /** One matching agent, as a bulk action needs it. */
 export interface ScannedAgent {
@@ -49,5 +76,16 @@ export class AgentScan {
     for await (const batch of this.store.scan(await this.query(c, scope, now, opts.afterId), opts.batchSize)) {
       yield batch.map((h) => ({ id: h.doc.id, orgId: h.doc.orgId }));
     }
+  }
+
+  /** Every agent of `scope`, in `id` order, as a rollout judges it (one point in time, batches of `batchSize`). */
+  async *scanFleet(scope: Query | undefined, batchSize: number): AsyncGenerator<FleetAgent[]> {
+    for await (const batch of this.store.scan(endpointCriteriaQuery({}, scope, Date.now()), batchSize)) yield batch.map(fleetAgent);
+  }
+
+  /** Many agents by id in one multi-get, presence applied; absent ones are left out. */
+  async readFleet(ids: string[]): Promise<FleetAgent[]> {
+    if (ids.length === 0) return [];
+    return (await this.store.getMany(ids)).map(fleetAgent);
   }
 }

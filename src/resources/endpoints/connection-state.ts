@@ -3,13 +3,16 @@
  * fim-hoh) and the other state an endpoint reports (addresses, UTM status, WAN interfaces).
  */
 import type { Access } from '../../access/access.js';
-import { NotFoundError } from '../../errors.js';
+import { NotFoundError, ValidationError } from '../../errors.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import { carrierWan, type ConnectionStatus, type EndpointDoc, type EndpointRecord, type InterfaceStatus, type WanStatus } from './model.js';
 import type { EndpointReads } from './reads.js';
 import { toEndpointRecord, type EndpointStore } from './store.js';
 import type { UniqueKeys } from './unique-keys.js';
 import { conditionOn } from '../../store/doc-types.js';
+
+/** A v-prefixed semantic version as an agent reports it (v3.10.2, v3.11.0-rc.1). */
+export const V_SEMVER = /^v(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
 
 export class ConnectionStateUpdates {
   constructor(
@@ -63,6 +66,16 @@ export class ConnectionStateUpdates {
 
   uninstall(id: string, access: Access): Promise<void> {
     return this.update(id, { connectionStatus: 'UNINSTALLED' }, access);
+  }
+
+  /**
+   * The agent version the endpoint runs now (a v-prefixed semantic version): the agent's own
+   * report, through the same group commit as its other bookkeeping, so it is also a sign of life.
+   */
+  setClientVersion(id: string, version: string, access: Access): Promise<void> {
+    // The route's schema checks it; the agent channel's check-in (?clientVersion=) calls this directly.
+    if (!V_SEMVER.test(version)) throw new ValidationError(`"${version}" is not a v-prefixed semantic version (e.g. v3.10.2)`);
+    return this.update(id, { clientVersion: version }, access);
   }
 
   setFimHoh(id: string, hoh: string, access: Access): Promise<void> {

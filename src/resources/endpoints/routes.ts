@@ -8,6 +8,7 @@ import { orgId } from '../../http/schemas.js';
 import type { EndpointCriteria } from './criteria.js';
 import type { EndpointInput, EndpointService } from './service.js';
 import { familyOf } from './model.js';
+import { V_SEMVER } from './connection-state.js';
 import {
   anyEndpointRecord,
   endpointIdParams,
@@ -26,6 +27,11 @@ const TAG = 'endpoint';
 const AGENT_WRITERS: readonly Role[] = [...WRITERS, 'agent'];
 const AGENT_READERS: readonly Role[] = [...READERS, 'agent'];
 const orgParams = Joi.object({ orgId: orgId.required() });
+/** A v-prefixed semantic version as an agent reports it (v3.10.2, v3.11.0-rc.1). */
+const reportedVersion = Joi.string()
+  .max(64)
+  .pattern(V_SEMVER, 'v-prefixed semantic version')
+  .messages({ 'string.pattern.name': '"{{#value}}" is not a v-prefixed semantic version (e.g. v3.10.2)' });
 
 /** What this file's route declarations share unless one says otherwise. */
 const route = routeDefaults({ tag: TAG, sec: true, roles: AGENT_WRITERS, errors: [400, 401, 403, 500] });
@@ -140,6 +146,22 @@ export function endpointRoutes(svc: EndpointService): RouteSpec[] {
       errors: [400, 401, 403, 404, 500],
       handler: async ({ params, access }) => {
         await svc.connections.setFimHoh(params.id, params.hoh, access);
+        return noContent();
+      },
+    }),
+    route<{ id: string; version: string }>({
+      operationId: 'setEndpointClientVersion',
+      method: 'PATCH',
+      path: '/endpoint/{id}/client-version/{version}',
+      summary:
+        "Record the agent version the endpoint runs now (a v-prefixed semantic version): the agent's report after an upgrade, with its own agent token or an admin's; also a sign of life",
+      lane: 'agent',
+      extension: true,
+      params: Joi.object({ id: id.required(), version: reportedVersion.required() }),
+      responses: { 204: { description: 'Recorded' } },
+      errors: [400, 401, 403, 404, 500],
+      handler: async ({ params, access }) => {
+        await svc.connections.setClientVersion(params.id, params.version, access);
         return noContent();
       },
     }),
