@@ -72,6 +72,7 @@ export function isAuditedWrite(spec: RouteSpec): boolean {
 const TARGET_TYPES: Readonly<Record<string, string>> = {
   tokens: 'token',
   jobs: 'job',
+  rollouts: 'rollout',
   organizations: 'organization',
   bundles: 'bundle',
   'org-config': 'org',

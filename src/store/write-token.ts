@@ -34,8 +34,9 @@ export function withWriteId<D>(doc: D, writeId: string | undefined, prior: strin
 }
 
 /** Takes the ids out of a read document (in place: the document is the caller's own copy). */
-export function takeWriteIds(doc: object): string[] | undefined {
-  if (!(WRITE_IDS in doc)) return undefined;
+export function takeWriteIds(doc: object | undefined): string[] | undefined {
+  // A hit read without its source (`_source: false`) has no document.
+  if (typeof doc !== 'object' || doc === null || !(WRITE_IDS in doc)) return undefined;
   const ids = (doc as Record<string, unknown>)[WRITE_IDS];
   delete (doc as Record<string, unknown>)[WRITE_IDS];
   return Array.isArray(ids) ? (ids as string[]) : undefined;

@@ -31,6 +31,7 @@ describe('audit target derivation', () => {
     'config',
     'device-migration',
     'job',
+    'rollout',
   ]);
 
   it('every audited write has a known target type, and the id of the record its path names', () => {

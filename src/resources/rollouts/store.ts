@@ -11,6 +11,7 @@ import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
 import { DRIVEN_STATES, type RolloutDoc, type RolloutTargetDoc } from './model.js';
+import { conditionOn } from '../../store/doc-types.js';
 
 export type StoredRollout = Stored<RolloutDoc>;
 
@@ -38,8 +39,8 @@ export class RolloutStore {
    * checkpoints are not waited for (readers of one rollout use realtime get; the page search shows
    * them after the next refresh); an operator's move is (`visible`): the page search that follows shows it.
    */
-  replace(doc: RolloutDoc, read: { seqNo: number; primaryTerm: number }, visible = false): Promise<StoredRollout> {
-    return this.docs.put(doc.id, doc, { ...(visible ? {} : { refresh: false as const }), if_seq_no: read.seqNo, if_primary_term: read.primaryTerm });
+  replace(doc: RolloutDoc, read: { seqNo: number; primaryTerm: number; writeIds?: string[] }, visible = false): Promise<StoredRollout> {
+    return this.docs.put(doc.id, doc, { ...(visible ? {} : { refresh: false as const }), ...conditionOn(read) });
   }
 
   search(query: Query, page: PageQuery): Promise<SearchResult<RolloutDoc>> {
