@@ -28,7 +28,7 @@ import {
   type Conditional,
 } from './doc-types.js';
 import { orgOf, orgPathFields, pathsOf, stripPath, withPath, type OrgPathFields } from './org-path.js';
-import { carriesWriteIds, newWriteId, takeWriteIds, unlessLanded, withWriteId } from './write-token.js';
+import { carriesWriteIds, landedAs, newWriteId, takeWriteIds, unlessLanded, withWriteId } from './write-token.js';
 
 export { LAST_WRITE_WINS_RETRIES, type DocStoreBatching, type Query, type SearchBody, type SearchResult, type Sort, type Stored, type WriteOptions } from './doc-types.js';
 
@@ -77,7 +77,7 @@ export class DocStore<T extends object> {
     if (writeId === undefined) return undefined;
     const res = await storeCall(() => this.ctx.client.get<T>({ index: this.index, id }, { ignore: [404] }));
     const hit = res.found && res._source ? this.fromHit(res as Hit<T>) : undefined;
-    return hit?.writeIds?.includes(writeId) ? hit : undefined;
+    return landedAs(hit, writeId, this.noun);
   }
 
   private toSearchResult(res: Pick<estypes.SearchResponse<T>, 'hits' | 'aggregations'>): SearchResult<T> {

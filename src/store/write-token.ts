@@ -9,6 +9,7 @@
  * shown in a record).
  */
 import crypto from 'node:crypto';
+import { ServiceUnavailableError } from '../errors.js';
 import { loadTemplates } from './indices.js';
 
 export const WRITE_IDS = 'writeIds';
@@ -51,4 +52,17 @@ export async function unlessLanded<R, S>(write: () => Promise<R>, isConflict: (e
     if (mine === undefined) throw err;
     return mine;
   }
+}
+
+/**
+ * What a conflicted write's read-back says of it: the document as it wrote it (its id is the
+ * last), or nothing (no id of its own: the conflict stands). A write whose id a later write
+ * carried on did land, but its own version is gone: the answer is 503 (read the record again),
+ * never a later writer's version, which would let the caller overwrite a change it never saw.
+ */
+export function landedAs<S extends { writeIds?: string[] }>(hit: S | undefined, writeId: string, noun: string): S | undefined {
+  const ids = hit?.writeIds ?? [];
+  if (ids[ids.length - 1] === writeId) return hit;
+  if (ids.includes(writeId)) throw new ServiceUnavailableError(`the ${noun} was written and has changed since; read it again`, 1);
+  return undefined;
 }
