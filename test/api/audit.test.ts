@@ -456,10 +456,9 @@ describe('tokens index of an older release', function () {
     // The tokens index as release 1 created it: mapping version 1, without the last-use and revocation fields.
     const es = await testElasticsearch();
     const client = new Client({ node: es.url });
-    let currentVersion = 0;
+    const current = loadTemplates().find((x) => x.name === 'tokens');
+    const currentVersion = current?.version ?? 0;
     try {
-      const current = loadTemplates().find((x) => x.name === 'tokens');
-      currentVersion = current?.version ?? 0;
       const {
         lastUsedAt: _l,
         revokedAt: _a,
