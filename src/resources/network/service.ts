@@ -131,7 +131,8 @@ export class NetworkService {
         const stored: Stored<NetworkHost> | undefined = current.get(id);
         const { host, changed } = mergeSighting(stored?.doc, folded.get(id) as HostSighting, id);
         if (!changed) result.unchanged++;
-        else writes.push(stored ? { host, cond: conditionOn(stored) } : { host });
+        // A bulk action takes the seq_no condition only (a bulk write carries no write ids).
+        else writes.push(stored ? { host, cond: { if_seq_no: stored.seqNo, if_primary_term: stored.primaryTerm } } : { host });
       }
       const outcome = await this.hosts.bulkWrite(writes);
       if (outcome.failed.length > 0) {
