@@ -19,11 +19,14 @@ const UNKNOWN_FIELD = 'zzUnknownField';
 const UNKNOWN_PARAM = 'zzUnknownParam';
 
 /** A value the path parameter's schema takes, so validation reaches the query and the body. */
-function sampleParam(schema: Json | undefined): string {
+function sampleParam(schema: Json | undefined, components: Record<string, Json>): string {
   if (!schema) return 'probe1';
+  if (typeof schema.$ref === 'string') return sampleParam(components[schema.$ref.split('/').pop() ?? ''], components);
   if (Array.isArray(schema.enum)) return String(schema.enum[0]);
-  if (schema.type === 'array') return sampleParam(schema.items as Json | undefined);
+  if (schema.type === 'array') return sampleParam(schema.items as Json | undefined, components);
   if (Array.isArray(schema.anyOf) || schema.format === 'ipv4' || schema.format === 'ipv6') return '10.0.0.1';
+  // A semantic version (a v-prefixed pattern): one that matches it.
+  if (typeof schema.pattern === 'string' && schema.pattern.startsWith('^v(')) return 'v1.0.0';
   if (schema.type === 'integer' || schema.type === 'number') return '1';
   return 'probe1';
 }
@@ -73,7 +76,7 @@ describe('unknown fields and query parameters are refused on every operation', f
   function pathOf(o: Operation): string {
     const params = (o.op.parameters ?? []) as { name: string; in: string; schema?: Json }[];
     return o.template.replace(/\{([^}]+)\}/g, (_, name: string) =>
-      encodeURIComponent(sampleParam(params.find((p) => p.in === 'path' && p.name === name)?.schema)),
+      encodeURIComponent(sampleParam(params.find((p) => p.in === 'path' && p.name === name)?.schema, components)),
     );
   }
 
