@@ -6,6 +6,7 @@ import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { TEST_DATABASE_URL, dropSchema, holdAdvisoryLock, sql, testSchema } from '../helpers/postgres.js';
 import { deviceDoc, indexOps } from '../helpers/device-fixtures.js';
 import { bulkEndpoints, endpointStore } from '../helpers/endpoint-store.js';
+import { loadTemplates } from '../../src/store/indices.js';
 
 interface CliRun {
   code: number | null;
@@ -246,14 +247,15 @@ describe('ops CLI (npm run ops / npm run admin)', function () {
   });
 
   it('reindex: no-op when current, --force reindexes, a leftover exits 3 until --restart', async () => {
+    const mappingVersion = loadTemplates().find((x) => x.name === 'client-versions')?.version;
     const alias = `${prefix}-client-versions`;
     const current = await cli('ops', ['reindex', 'client-versions']);
     expect(current.code, current.stderr).to.equal(0);
-    expect(current.stdout).to.equal(`reindex client-versions: ${alias}-000001 already has the current mapping (version 1); nothing to do\n`);
+    expect(current.stdout).to.equal(`reindex client-versions: ${alias}-000001 already has the current mapping (version ${mappingVersion}); nothing to do\n`);
 
     const forced = await cli('ops', ['reindex', 'client-versions', '--force']);
     expect(forced.code, forced.stderr).to.equal(0);
-    expect(forced.stdout).to.contain(`${alias}-000001 (mapping version 1) -> ${alias}-000002 (version 1)`);
+    expect(forced.stdout).to.contain(`${alias}-000001 (mapping version ${mappingVersion}) -> ${alias}-000002 (version ${mappingVersion})`);
     expect(forced.stdout).to.contain(`alias            ${alias} -> ${alias}-000002`);
     expect(Object.keys(await t.server.store.client.indices.getAlias({ name: alias }))).to.deep.equal([`${alias}-000002`]);
 
