@@ -208,7 +208,8 @@ export class CommandService {
     // The caller repeats a move of its own that landed (its answer lost, or its delivery write
     // failed): the first outcome again, the delivery completed. Before the version check: the
     // repeat carries the version read before its own move.
-    if (hit.doc.moveIds?.includes(moveId)) return this.landed(hit);
+    const mine = hit.doc.moveIds?.findIndex((m) => m.split(' ')[0] === moveId) ?? -1;
+    if (mine >= 0) return this.landed(hit, mine);
     if (version && (version.sequenceNumber !== hit.seqNo || version.primaryTerm !== hit.primaryTerm)) {
       throw new ConflictError(
         `stale version ${version.sequenceNumber}/${version.primaryTerm}: the message is at ${hit.seqNo}/${hit.primaryTerm}; re-read it and retry`,
@@ -237,9 +238,10 @@ export class CommandService {
     const by = access.userKey;
     const signOfLife = this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId) : undefined;
     // Every move a message can take (its retries, then one final move) keeps its id.
-    const moveIds = [...(hit.doc.moveIds ?? []), moveId].slice(-(this.expiry.opts.maxRetries + 2));
+    // Each entry: the move's id, the status it set and the retries it left (what its repeat answers).
+    const moveIds = [...(hit.doc.moveIds ?? []), `${moveId} ${to} ${partial.retries ?? hit.doc.retries ?? 0}`].slice(-(this.expiry.opts.maxRetries + 2));
     const change: Partial<CommandMessageDoc> = { ...partial, status: to, updatedAt: now, updatedBy: by, moveIds };
-    const [updated] = await Promise.all([this.patchOnce(id, change, hit, moveId), signOfLife]);
+    const [updated] = await Promise.all([this.patchOnce(id, change, hit), signOfLife]);
     if (to === 'SENT') {
       // After the status write: SENT is final and the write above is conditional, so exactly
       // one move gets here per message; the delivery write is a keyed full write (idempotent).
@@ -249,33 +251,22 @@ export class CommandService {
     return this.record(updated);
   }
 
-  /** A move of this caller's that is already in the message: a SENT one completes its delivery record. */
-  private async landed(hit: Stored<CommandMessageDoc>): Promise<EndpointCommandMessage> {
+  /**
+   * A move of this caller's that is already in the message (entry `at` of its moves): a SENT one
+   * completes its delivery record. A move that later moves followed answers the status and
+   * retries it set, with the message's current version (a stale one for any further move).
+   */
+  private async landed(hit: Stored<CommandMessageDoc>, at: number): Promise<EndpointCommandMessage> {
     // SENT is final, so a message that is SENT and holds the move's id was sent by that move, at its last update.
     if (hit.doc.status === 'SENT') await this.recordDelivery(hit.doc, hit.doc.updatedBy.username, hit.doc.updatedAt);
-    return this.record(hit);
+    const [, status, retries] = (hit.doc.moveIds ?? [])[at].split(' ');
+    const last = at === (hit.doc.moveIds ?? []).length - 1;
+    return last || !status ? this.record(hit) : { ...this.record(hit), status: status as CommandMessageStatus, retries: Number(retries) };
   }
 
-  /**
-   * The move's conditional write. Elasticsearch may apply a write and still answer it with an
-   * error: it re-sends a replicated write after a node failure, and the re-send meets the write
-   * it repeats (409). A conflict is therefore read back: a message holding this move's id was
-   * written by this move (no rival writes that id), and the move goes on.
-   */
-  private async patchOnce(
-    id: string,
-    change: Partial<CommandMessageDoc>,
-    read: Stored<CommandMessageDoc>,
-    moveId: string,
-  ): Promise<Stored<CommandMessageDoc>> {
-    try {
-      return await this.messages.patch(id, change, conditionOn(read));
-    } catch (err) {
-      if (!(err instanceof ConflictError)) throw err;
-      const now = await this.messages.get(id);
-      if (now?.doc.moveIds?.includes(moveId)) return now;
-      throw err;
-    }
+  /** The move's conditional write; a write Elasticsearch re-sent is recognised by the store (docs/adr/0125-conditional-writes-recognise-themselves.md). */
+  private patchOnce(id: string, change: Partial<CommandMessageDoc>, read: Stored<CommandMessageDoc>): Promise<Stored<CommandMessageDoc>> {
+    return this.messages.patch(id, change, conditionOn(read));
   }
 
   /** The message's delivery record (keyed by its uuid; a full write, so repeating it is harmless). */
