@@ -39,7 +39,21 @@ async function start(): Promise<Running> {
     port: 0,
     log: (l) => process.stderr.write(`  [elasticsearch] ${l}\n`),
   });
+  await allowRunShards(node.url);
   return { url: node.url, stop: () => node.stop() };
+}
+
+/**
+ * A whole run keeps every test app's indices on one node (each app has its own prefix, about 30
+ * indices), more than the default 1,000 shards a node takes: the run's own node takes more.
+ */
+async function allowRunShards(url: string): Promise<void> {
+  const client = new Client({ node: url });
+  try {
+    await client.cluster.putSettings({ persistent: { 'cluster.max_shards_per_node': 10_000 } });
+  } finally {
+    await client.close();
+  }
 }
 
 /** The run's node, started on first use. */
