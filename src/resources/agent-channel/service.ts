@@ -170,8 +170,13 @@ export class AgentChannelService {
     await Promise.all(
       gone.map(async ([id, access]) => {
         try {
-          await this.connections.channelLost(id, access);
           this.marked.add(id);
+          await this.connections.channelLost(id, access);
+          // A channel taken up while the write was in flight: its return may have landed first, so it is written again after.
+          if (this.registry.channels(id).length > 0) {
+            this.marked.delete(id);
+            await this.connections.channelBack(id, access);
+          }
         } catch (err) {
           this.bookkeepingFailed(err, id);
         }
