@@ -38,7 +38,8 @@ function processes(): Map<number, ProcCpu> {
       out.set(Number(entry), {
         ppid: Number(fields[1]),
         name: stat.slice(stat.indexOf('(') + 1, close),
-        cpuSeconds: (Number(fields[11]) + Number(fields[12])) / TICKS,
+        // Its own time and that of the children it reaped: a process that ran and ended in between still counts.
+        cpuSeconds: (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / TICKS,
       });
     } catch {
       // gone between the listing and the read
