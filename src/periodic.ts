@@ -73,3 +73,43 @@ export class Periodic {
     this.timer.unref();
   }
 }
+
+/**
+ * A background worker that polls on one schedule (the job runner, the rollout driver): started
+ * and stopped with the instance's other tasks, woken when work arrives. `stopped` tells the poll
+ * in progress to end at its next step; `stop` resolves once that poll has ended.
+ */
+export abstract class PolledWorker {
+  protected stopped = true;
+  private readonly periodic: Periodic;
+
+  constructor(what: string, pollMs: number, log: Logger) {
+    this.periodic = new Periodic(what, pollMs, () => this.pollOnce(), log);
+  }
+
+  /** One poll: the work found now, taken as far as it can go. */
+  protected abstract pollOnce(): Promise<void>;
+
+  /** Polls every `pollMs` from now on. */
+  start(): void {
+    this.stopped = false;
+    this.periodic.start();
+  }
+
+  /** Looks for work now (it was just created or changed, here or on another instance). */
+  wake(): void {
+    this.periodic.wake();
+  }
+
+  /** Stops polling; the poll in progress ends at its next step and this resolves once it has. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.periodic.stop();
+    await this.periodic.settled();
+  }
+
+  /** Resolves once no poll is in progress (tests). */
+  async idle(): Promise<void> {
+    await this.periodic.settled();
+  }
+}

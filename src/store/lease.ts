@@ -9,6 +9,11 @@ import type { StoreContext } from './client.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { conditionOn } from './doc-types.js';
 
+/** True while a record's embedded lease (a job's, a rollout's) is held by someone and not expired. */
+export function leaseLive(doc: { leaseHolder?: string; leaseExpiresAt?: string }, now = Date.now()): boolean {
+  return doc.leaseHolder !== undefined && doc.leaseExpiresAt !== undefined && Date.parse(doc.leaseExpiresAt) > now;
+}
+
 interface LeaseDoc {
   kind: 'lease';
   holder: string;

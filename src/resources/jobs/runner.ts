@@ -20,14 +20,14 @@
 import { Access, type OrgTree } from '../../access/access.js';
 import { WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { Periodic } from '../../periodic.js';
+import { PolledWorker } from '../../periodic.js';
 import type { AgentScan } from '../endpoints/agent-scan.js';
 import { withDeferredVisibility } from '../../store/visibility.js';
 import type { Query } from '../../store/doc-store.js';
 import { inBatchSpan } from '../../trace-context.js';
 import type { JobTargets } from './actions.js';
 import { BatchActor, isTransient } from './batch-actor.js';
-import { leaseLive } from './service.js';
+import { leaseLive } from '../../store/lease.js';
 import type { JobDoc, JobFailure, JobStore, StoredJob } from './store.js';
 
 /** Failures kept in the job (the first ones). */
@@ -50,10 +50,7 @@ export interface JobRunnerOptions {
 type RunEnd = 'finished' | 'stopped' | 'lost' | 'retry';
 
 
-export class JobRunner {
-  private readonly periodic: Periodic;
-  /** Set by `stop`: the job in progress ends its run at the next batch. */
-  private stopped = true;
+export class JobRunner extends PolledWorker {
   private readonly actor: BatchActor;
   private runningJob: string | undefined;
 
@@ -63,30 +60,8 @@ export class JobRunner {
     private readonly opts: JobRunnerOptions,
     private readonly log: Logger,
   ) {
+    super('job runner poll', opts.pollMs, log);
     this.actor = new BatchActor(deps.targets, opts.ratePerSecond, opts.concurrency ?? 16, () => this.stopped, log);
-    this.periodic = new Periodic('job runner poll', opts.pollMs, () => this.pollOnce(), log);
-  }
-
-  /** Polls for jobs every `pollMs` from now on. */
-  start(): void {
-    this.stopped = false;
-    this.periodic.start();
-  }
-
-  /** Looks for work now (a job was just created on this instance). */
-  wake(): void {
-    this.periodic.wake();
-  }
-
-  /**
-   * Stops polling and the job in progress: no action starts after this call; the ones in
-   * flight finish, their batch is not checkpointed (the next runner replays it) and the lease
-   * is given up so another instance takes the job at its next poll.
-   */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.periodic.stop();
-    await this.periodic.settled();
   }
 
   /** The id of the job this runner holds now, if any. */
@@ -94,13 +69,8 @@ export class JobRunner {
     return this.runningJob;
   }
 
-  /** Resolves once no run is in progress (tests). */
-  async idle(): Promise<void> {
-    await this.periodic.settled();
-  }
-
   /** Takes the oldest claimable job, if any, and runs it to its end (or until stopped). */
-  private async pollOnce(): Promise<void> {
+  protected async pollOnce(): Promise<void> {
     while (!this.stopped) {
       const now = new Date();
       const candidates = await this.store.claimable(now, 5);

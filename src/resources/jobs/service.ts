@@ -13,6 +13,7 @@ import { readModifyWrite } from '../../store/optimistic.js';
 import type { EndpointCriteria } from '../endpoints/criteria.js';
 import type { AgentScan } from '../endpoints/agent-scan.js';
 import { LIVE_JOB_STATES, type JobAction, type JobDoc, type JobFailure, type JobState, type StoredJob, type JobStore } from './store.js';
+import { leaseLive } from '../../store/lease.js';
 
 /** A job as the API shows it. */
 export interface Job {
@@ -93,11 +94,6 @@ export function toJob(hit: StoredJob): Job {
   };
   for (const k of ['orgId', 'reason', 'startedAt', 'finishedAt'] as const) if (d[k] !== undefined) out[k] = d[k];
   return out;
-}
-
-/** True when a lease on the job is held at `now`. */
-export function leaseLive(doc: JobDoc, now = Date.now()): boolean {
-  return doc.leaseHolder !== undefined && doc.leaseExpiresAt !== undefined && Date.parse(doc.leaseExpiresAt) > now;
 }
 
 /** The job CANCELLED now; without a live lease nobody is running it, so it is over at once (else its runner finishes it). */

@@ -15,7 +15,8 @@
 import { Access, type OrgTree } from '../../access/access.js';
 import { WriteConflictError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { Periodic } from '../../periodic.js';
+import { PolledWorker } from '../../periodic.js';
+import { leaseLive } from '../../store/lease.js';
 import { rolloutEvent, type RolloutAuditSink } from './audit.js';
 import { countsOf, verdict } from './judge.js';
 import { DRIVEN_STATES, type RolloutDoc, type RolloutState } from './model.js';
@@ -33,9 +34,7 @@ export interface RolloutDriverOptions {
 /** What a step did: advanced (take the next step now), waiting (until the next poll), or the rollout is no longer ours. */
 type StepEnd = { kind: 'advanced' | 'waiting'; held: StoredRollout } | { kind: 'let-go'; written?: boolean };
 
-export class RolloutDriver {
-  private readonly periodic: Periodic;
-  private stopped = true;
+export class RolloutDriver extends PolledWorker {
   /** The clock maintenance windows are judged by (tests move it). */
   clock: () => Date = () => new Date();
 
@@ -46,7 +45,7 @@ export class RolloutDriver {
     private readonly opts: RolloutDriverOptions,
     private readonly log: Logger,
   ) {
-    this.periodic = new Periodic('rollout driver poll', opts.pollMs, () => this.pollOnce(), log);
+    super('rollout driver poll', opts.pollMs, log);
   }
 
   /** This instance's name in the leases it holds. */
@@ -54,29 +53,7 @@ export class RolloutDriver {
     return this.opts.holder;
   }
 
-  start(): void {
-    this.stopped = false;
-    this.periodic.start();
-  }
-
-  /** Looks now (a rollout was created or changed, here or on another instance). */
-  wake(): void {
-    this.periodic.wake();
-  }
-
-  /** Stops: no batch is sent after the one in flight; held leases are given up so another instance takes over at once. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.periodic.stop();
-    await this.periodic.settled();
-  }
-
-  /** Resolves once no poll is in progress (tests). */
-  async idle(): Promise<void> {
-    await this.periodic.settled();
-  }
-
-  private async pollOnce(): Promise<void> {
+  protected async pollOnce(): Promise<void> {
     const candidates = await this.store.claimable(new Date(), this.opts.holder, 20);
     for (const c of candidates) {
       if (this.stopped) return;
@@ -96,7 +73,7 @@ export class RolloutDriver {
     const cur = await this.store.get(id);
     if (!cur || !DRIVEN_STATES.includes(cur.doc.state)) return undefined;
     const d = cur.doc;
-    if (d.leaseHolder && d.leaseHolder !== this.opts.holder && d.leaseExpiresAt && Date.parse(d.leaseExpiresAt) > Date.now()) return undefined;
+    if (d.leaseHolder !== this.opts.holder && leaseLive(d)) return undefined;
     try {
       const taken = await this.store.replace({ ...d, leaseHolder: this.opts.holder, leaseExpiresAt: this.leaseUntil() }, cur);
       if (d.leaseHolder !== this.opts.holder) this.log.info({ rollout: id, ring: d.currentRing + 1, state: d.state }, 'rollout taken');
