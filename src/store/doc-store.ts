@@ -75,9 +75,7 @@ export class DocStore<T extends object> {
   private writeIdFor = (conditional: boolean): string | undefined => (this.writeIds && conditional ? newWriteId() : undefined);
   private async landed(id: string, writeId: string | undefined): Promise<Stored<T> | undefined> {
     if (writeId === undefined) return undefined;
-    const res = await storeCall(() => this.ctx.client.get<T>({ index: this.index, id }, { ignore: [404] }));
-    const hit = res.found && res._source ? this.fromHit(res as Hit<T>) : undefined;
-    return landedAs(hit, writeId, this.noun);
+    return landedAs(await this.get(id), writeId, this.noun);
   }
 
   private toSearchResult(res: Pick<estypes.SearchResponse<T>, 'hits' | 'aggregations'>): SearchResult<T> {

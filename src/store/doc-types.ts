@@ -3,23 +3,13 @@ import type { estypes } from '@elastic/elasticsearch';
 import type { BatcherOptions } from './batcher.js';
 import { versionOf, type DocVersion } from './versions.js';
 
+export { conditionOn, type Conditional } from './versions.js';
+
 export interface Stored<T> extends DocVersion {
   id: string;
   doc: T;
   /** The ids of the last writes that carried one (write-token.ts): a conditional write on this read carries them on. */
   writeIds?: string[];
-}
-
-/** A write conditional on a read: its seq_no/primary_term, and the ids of the writes before it (write-token.ts). */
-export interface Conditional {
-  if_seq_no: number;
-  if_primary_term: number;
-  priorWriteIds?: string[];
-}
-
-/** The condition of a write that follows `read`. */
-export function conditionOn(read: { seqNo: number; primaryTerm: number; writeIds?: string[] }): Conditional {
-  return { if_seq_no: read.seqNo, if_primary_term: read.primaryTerm, ...(read.writeIds ? { priorWriteIds: read.writeIds } : {}) };
 }
 
 export interface SearchResult<T> {

@@ -33,11 +33,23 @@ export function versionOf(r: { _seq_no?: number; _primary_term?: number; _versio
 export function checkIntegerVersion(
   expected: number | undefined,
   current: DocVersion & { writeIds?: string[] },
-): { if_seq_no: number; if_primary_term: number; priorWriteIds?: string[] } {
+): Conditional {
   if (expected !== undefined && expected !== current.version) {
     throw new ConflictError(
       `stale version ${expected}: the record is at version ${current.version}; re-read it and retry`,
     );
   }
-  return { if_seq_no: current.seqNo, if_primary_term: current.primaryTerm, ...(current.writeIds ? { priorWriteIds: current.writeIds } : {}) };
+  return conditionOn(current);
+}
+
+/** A write conditional on a read: its seq_no/primary_term, and the ids of the writes before it (write-token.ts). */
+export interface Conditional {
+  if_seq_no: number;
+  if_primary_term: number;
+  priorWriteIds?: string[];
+}
+
+/** The condition of a write that follows `read`. */
+export function conditionOn(read: { seqNo: number; primaryTerm: number; writeIds?: string[] }): Conditional {
+  return { if_seq_no: read.seqNo, if_primary_term: read.primaryTerm, ...(read.writeIds ? { priorWriteIds: read.writeIds } : {}) };
 }
