@@ -1,6 +1,6 @@
 /**
  * Command messages for many endpoints at once (rollouts): the same messages the pipeline
- * queues one by one (service.ts `enqueue`), created in one bulk request under ids the caller
+ * queues one by one (service.ts `enqueue`, both through `newMessageDoc`), created in one bulk request under ids the caller
  * derives from what it does, so a caller that replays a batch after a crash meets the messages
  * already there and nothing is sent twice. Each message created is announced ready, as one
  * queued alone is (held agents get it at once). Their statuses are read back in one multi-get.
@@ -19,6 +19,35 @@ export interface BatchMessage {
   message: NewMessage;
 }
 
+/** A message as the pipeline stores it when queued: CREATED under `id` for `endpoint`, its expiry from `nowMs`. */
+export function newMessageDoc(
+  id: string,
+  endpoint: { endpointId: string; orgId: string },
+  msg: NewMessage,
+  by: UserKey,
+  expiry: CommandExpiry,
+  nowMs: number,
+): CommandMessageDoc {
+  const now = new Date(nowMs).toISOString();
+  return {
+    id,
+    status: 'CREATED',
+    endpointId: endpoint.endpointId,
+    orgId: endpoint.orgId,
+    module: msg.module,
+    name: msg.name,
+    uuid: crypto.randomUUID(),
+    ts: now,
+    payload: msg.payload ?? {},
+    createdBy: by,
+    updatedBy: by,
+    createdAt: now,
+    updatedAt: now,
+    expiresAt: expiry.expiresAt(nowMs, msg.ttlSeconds),
+    retries: 0,
+  };
+}
+
 export class CommandBatch {
   constructor(
     private readonly messages: CommandMessageStore,
@@ -34,24 +63,7 @@ export class CommandBatch {
   async enqueueMany(items: BatchMessage[], by: UserKey): Promise<string[]> {
     if (items.length === 0) return [];
     const nowMs = this.expiry.now();
-    const now = new Date(nowMs).toISOString();
-    const docs: CommandMessageDoc[] = items.map((it) => ({
-      id: it.id,
-      status: 'CREATED',
-      endpointId: it.endpointId,
-      orgId: it.orgId,
-      module: it.message.module,
-      name: it.message.name,
-      uuid: crypto.randomUUID(),
-      ts: now,
-      payload: it.message.payload ?? {},
-      createdBy: by,
-      updatedBy: by,
-      createdAt: now,
-      updatedAt: now,
-      expiresAt: this.expiry.expiresAt(nowMs, it.message.ttlSeconds),
-      retries: 0,
-    }));
+    const docs = items.map((it) => newMessageDoc(it.id, it, it.message, by, this.expiry, nowMs));
     const created = await this.messages.createMany(docs);
     const endpointOf = new Map(items.map((it) => [it.id, it.endpointId]));
     for (const id of created) {

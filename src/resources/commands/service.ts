@@ -19,7 +19,7 @@ import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
 import { CommandExpiry } from './expiry.js';
-import { CommandBatch } from './batch.js';
+import { CommandBatch, newMessageDoc } from './batch.js';
 
 /** Where the `cmd` module's effective status comes from (the modules resource's service). */
 export interface ModuleStatusSource {
@@ -107,25 +107,7 @@ export class CommandService {
    * random id; a `createdId` that exists is an earlier attempt of the same request, answered as it is now.
    */
   private async enqueue(ep: Stored<EndpointDoc>, msg: NewMessage, access: Access, createdId?: string): Promise<EndpointCommandMessage> {
-    const nowMs = this.expiry.now();
-    const now = new Date(nowMs).toISOString();
-    const doc: CommandMessageDoc = {
-      id: createdId ?? crypto.randomUUID(),
-      status: 'CREATED',
-      endpointId: ep.id,
-      orgId: ep.doc.orgId,
-      module: msg.module,
-      name: msg.name,
-      uuid: crypto.randomUUID(),
-      ts: now,
-      payload: msg.payload ?? {},
-      createdBy: access.userKey,
-      updatedBy: access.userKey,
-      createdAt: now,
-      updatedAt: now,
-      expiresAt: this.expiry.expiresAt(nowMs, msg.ttlSeconds),
-      retries: 0,
-    };
+    const doc = newMessageDoc(createdId ?? crypto.randomUUID(), { endpointId: ep.id, orgId: ep.doc.orgId }, msg, access.userKey, this.expiry, this.expiry.now());
     try {
       return this.record(await this.messages.create(doc).then((saved) => (this.ready?.(ep.id), saved)));
     } catch (err) {
