@@ -95,7 +95,7 @@ const schema = Joi.object({
   ECS_STORE_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
   ECS_TOKEN_CACHE_SECONDS: Joi.number().integer().min(0).default(30),
   ECS_ORG_CACHE_SECONDS: Joi.number().integer().min(0).default(30),
-  ECS_CHANGE_POLL_MS: Joi.number().integer().min(50).max(10_000).default(250),
+  ECS_CHANGE_POLL_MS: Joi.number().integer().min(50).max(10_000).default(100),
   ECS_HEARTBEAT_RETENTION_DAYS: Joi.number().integer().min(0).default(30),
   ECS_JOB_RATE_PER_SECOND: Joi.number().integer().min(1).max(100_000).default(200),
   ECS_JOB_BATCH_SIZE: Joi.number().integer().min(1).max(1000).default(100),

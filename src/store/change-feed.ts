@@ -13,18 +13,27 @@
  *
  * Readers search the entries after their position: per (writer, feed) the last sequence seen,
  * plus any writer they do not follow yet. The index refreshes every 200 ms on its own (template
- * `changes.json`), so an entry is searchable within that and nobody waits for a refresh.
+ * `changes.json`), so an entry is searchable within that and nobody waits for a refresh; the
+ * entries of a prompt feed (`commands`) start a refresh once stored (PROMPT_FEEDS).
  */
 import type { estypes } from '@elastic/elasticsearch';
 import { aliasName, readRetries, type StoreContext } from './client.js';
 import { storeCall, translateStoreError } from './errors.js';
 import { itemError } from './item-errors.js';
+import { visible } from './visibility.js';
 import { RolloverAlias, type Generation, type GenerationalIndex } from './generations.js';
 import { AppError, ServiceUnavailableError } from '../errors.js';
 
 /** The feeds; adding one is adding its name here (readers and writers take any of them). */
 export const FEED_NAMES = ['tokens', 'organizations', 'sessions', 'commands', 'rollouts'] as const;
 export type FeedName = (typeof FEED_NAMES)[number];
+
+/**
+ * Feeds whose entries are made searchable as soon as they are stored (one shared refresh of the
+ * index, not awaited by anyone) instead of at the next scheduled one: a command waits on its
+ * `commands` entry to reach an agent held on another instance (docs/adr/0126).
+ */
+const PROMPT_FEEDS: ReadonlySet<string> = new Set<FeedName>(['commands']);
 
 /** One change as stored: the ids one write changed. */
 export interface FeedEntryDoc {
@@ -186,6 +195,10 @@ export class ChangeFeedStore implements GenerationalIndex {
     });
     this.outbox = this.outbox.filter((o) => !stored.has(o));
     this.sending = false;
+    if ([...stored].some((o) => PROMPT_FEEDS.has(o.doc.feed))) {
+      // A failed refresh costs only the wait for the scheduled one.
+      visible(this.ctx, this.index).catch(() => undefined);
+    }
     if (this.outbox.length === 0) {
       this.failures = 0;
       for (const d of this.drained.splice(0)) d();

@@ -131,8 +131,15 @@ describe('the agent channel across instances', function () {
       await Promise.all(held.map((h) => h.stop()));
       expect(done.met, `round ${round}: ${all().length} of ${n} delivered (seed ${seed})`).to.equal(true);
       expect([...all()].sort(), `round ${round}, seed ${seed}`).to.deep.equal([...created].sort());
-      const sent = await admin.a.get<{ items: ChannelMessage[] }>(`/command-message/endpoint/${agent.endpointId}?size=50`);
-      expect(sent.body.items.every((m) => m.status === 'SENT')).to.equal(true);
+      // Each message is SENT in the store when its frame or answer leaves (read by id, realtime)...
+      for (const id of created) expect((await admin.a.get<ChannelMessage>(`/command-message/${id}`)).body.status, id).to.equal('SENT');
+      // ...and searches show it after the claim's refresh, which the delivery does not wait for (docs/adr/0126).
+      const listed = await waitFor(
+        async () => (await admin.a.get<{ items: ChannelMessage[] }>(`/command-message/endpoint/${agent.endpointId}?size=50`)).body.items,
+        (items) => items.length === n && items.every((m) => m.status === 'SENT'),
+        2_000,
+      );
+      expect(listed.met, `round ${round}: the list shows every message SENT (seed ${seed})`).to.equal(true);
     }
   });
 

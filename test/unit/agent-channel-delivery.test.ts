@@ -59,7 +59,7 @@ function pipeline(ready: EndpointCommandMessage[]): { mover: MessageMover; sourc
       readyFor: (ids) => Promise.resolve(new Map(ids.map((id) => [id, ready.filter((m) => m.endpointId === id && !moved.has(m.id))]))),
     },
     mover: {
-      moveStatus: (id, to, _v, _a, reason) => {
+      claim: (id, to, _a, reason) => {
         if (moved.has(id)) return Promise.reject(new ConflictError(`command message ${id} cannot move`));
         moved.add(id);
         moves.push({ id, to, ...(reason ? { reason } : {}) });

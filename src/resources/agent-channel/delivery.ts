@@ -2,7 +2,7 @@
  * Delivery through held channels (docs/adr/0113-agent-channel.md, 0114 for a frame that
  * cannot be written). Woken endpoints are gathered for one event-loop turn and their ready
  * messages read in one search per batch; nothing is read for an agent nobody woke. Each message
- * is claimed by the one conditional move of the command pipeline (CommandService.moveStatus to
+ * is claimed by the one conditional move of the command pipeline (CommandService.claim to
  * SENT) before it is written: only the channel whose move answered delivers, so a message
  * reaches exactly one channel even while an agent holds two (here or on another instance).
  */
@@ -13,9 +13,9 @@ import type { CommandMessageStatus, EndpointCommandMessage } from '../commands/m
 import type { HeldChannel } from './model.js';
 import type { ChannelRegistry } from './registry.js';
 
-/** The command pipeline's moves (CommandService). */
+/** The command pipeline's moves as the channel claims them (CommandService.claim). */
 export interface MessageMover {
-  moveStatus(id: string, requested: CommandMessageStatus, version: undefined, access: Access, reason?: string): Promise<EndpointCommandMessage>;
+  claim(id: string, requested: CommandMessageStatus, access: Access, reason?: string): Promise<EndpointCommandMessage>;
 }
 
 /** Ready messages of many endpoints in one read (ReadyMessages). */
@@ -175,7 +175,7 @@ export class ChannelDelivery {
   /** One move of a message as the agent; undefined when the machine refused it (claimed elsewhere, expired, failed meanwhile). */
   private async claim(m: EndpointCommandMessage, to: CommandMessageStatus, access: Access, reason?: string): Promise<EndpointCommandMessage | undefined> {
     try {
-      return await this.mover.moveStatus(m.id, to, undefined, access, reason);
+      return await this.mover.claim(m.id, to, access, reason);
     } catch (err) {
       if (err instanceof ConflictError || err instanceof NotFoundError) return undefined;
       throw err;

@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import { toPage, type Page, type PageRequest } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import { readModifyWrite } from '../../store/optimistic.js';
-import { conditionOn, type Query, type Stored } from '../../store/doc-types.js';
+import { conditionOn, type Query, type Stored, type WriteOptions } from '../../store/doc-types.js';
 import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { EndpointDoc } from '../endpoints/model.js';
 import type { EndpointService } from '../endpoints/service.js';
@@ -180,10 +180,32 @@ export class CommandService {
   ): Promise<EndpointCommandMessage> {
     // A rival's write between the read and the conditional write: the move is judged again from
     // the state that write left (a sent version is then stale: 409), never answered 409 unjudged.
-    return readModifyWrite(() => this.moveOnce(id, requested, version, access, reason, moveId));
+    return readModifyWrite(() => this.moveOnce(id, requested, version, access, reason, moveId, {}));
   }
 
-  private async moveOnce(id: string, requested: CommandMessageStatus, version: SeqNoPrimaryTerm | undefined, access: Access, reason: string | undefined, moveId: string): Promise<EndpointCommandMessage> {
+  /**
+   * The agent channel's claim of a message for one of its channels: the same move, answered as
+   * soon as the store acknowledged its conditional write, without waiting for searches to see
+   * it (docs/adr/0126-channel-claim-answers-at-acknowledgement.md). Exactly once rests on the
+   * conditional write alone; the frame leaves a refresh earlier. Other moves wait as always.
+   */
+  async claim(id: string, requested: CommandMessageStatus, access: Access, reason?: string): Promise<EndpointCommandMessage> {
+    if (requested !== 'SENT') return this.moveStatus(id, requested, undefined, access, reason);
+    const claimed = await readModifyWrite(() => this.moveOnce(id, requested, undefined, access, reason, crypto.randomUUID(), { refresh: false }));
+    // Searches see it after one shared refresh, started now and not awaited (a failed one: after the scheduled refresh).
+    this.messages.visible().catch(() => undefined);
+    return claimed;
+  }
+
+  private async moveOnce(
+    id: string,
+    requested: CommandMessageStatus,
+    version: SeqNoPrimaryTerm | undefined,
+    access: Access,
+    reason: string | undefined,
+    moveId: string,
+    visibility: WriteOptions,
+  ): Promise<EndpointCommandMessage> {
     const hit = await this.messages.get(id);
     if (!hit) throw new NotFoundError(`command message ${id} not found`);
     await access.assertEndpoint(hit.doc.endpointId, hit.doc.orgId);
@@ -223,7 +245,7 @@ export class CommandService {
     // Each entry: the move's id, the status it set and the retries it left (what its repeat answers).
     const moveIds = [...(hit.doc.moveIds ?? []), `${moveId} ${to} ${partial.retries ?? hit.doc.retries ?? 0}`].slice(-(this.expiry.opts.maxRetries + 2));
     const change: Partial<CommandMessageDoc> = { ...partial, status: to, updatedAt: now, updatedBy: by, moveIds };
-    const [updated] = await Promise.all([this.patchOnce(id, change, hit), signOfLife]);
+    const [updated] = await Promise.all([this.patchOnce(id, change, hit, visibility), signOfLife]);
     if (to === 'SENT') {
       // After the status write: SENT is final and the write above is conditional, so exactly
       // one move gets here per message; the delivery write is a keyed full write (idempotent).
@@ -247,8 +269,8 @@ export class CommandService {
   }
 
   /** The move's conditional write; a write Elasticsearch re-sent is recognised by the store (docs/adr/0125-conditional-writes-recognise-themselves.md). */
-  private patchOnce(id: string, change: Partial<CommandMessageDoc>, read: Stored<CommandMessageDoc>): Promise<Stored<CommandMessageDoc>> {
-    return this.messages.patch(id, change, conditionOn(read));
+  private patchOnce(id: string, change: Partial<CommandMessageDoc>, read: Stored<CommandMessageDoc>, visibility: WriteOptions): Promise<Stored<CommandMessageDoc>> {
+    return this.messages.patch(id, change, conditionOn(read), visibility);
   }
 
   /** The message's delivery record (keyed by its uuid; a full write, so repeating it is harmless). */

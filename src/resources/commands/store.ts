@@ -53,8 +53,9 @@ export class CommandMessageStore {
     id: string,
     partial: Partial<CommandMessageDoc>,
     cond: { if_seq_no: number; if_primary_term: number },
+    opts: WriteOptions = {},
   ): Promise<Stored<CommandMessageDoc>> {
-    return this.docs.patch(id, partial, cond);
+    return this.docs.patch(id, partial, { ...cond, ...opts });
   }
 
   search(query: Query, page: PageQuery): Promise<SearchResult<CommandMessageDoc>> {
