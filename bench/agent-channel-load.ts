@@ -42,11 +42,14 @@ function record(messages: Delivered[]): void {
   }
 }
 
-/** Backoff with full jitter: 0…min(cap, 1 s × 2^failures), at least the server's Retry-After. */
+/**
+ * As docs/api.md tells agents: the server's Retry-After plus up to a second of jitter when it
+ * gave one, else backoff with full jitter, 0…min(cap, 1 s × 2^failures).
+ */
 function delayMs(failures: number, retryAfterSeconds?: number): number {
+  if (retryAfterSeconds !== undefined) return retryAfterSeconds * 1000 + Math.random() * 1000;
   const cap = Math.min(60_000, 1000 * 2 ** Math.min(failures, 6));
-  const jittered = Math.random() * cap;
-  return Math.max(jittered, (retryAfterSeconds ?? 0) * 1000);
+  return Math.random() * cap;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -3,14 +3,9 @@ export const LANES = ['agent', 'checkin', 'admin', 'interactive', 'heavy'] as co
 export type Lane = (typeof LANES)[number];
 
 /**
- * A shed check-in's Retry-After is drawn from this range (seconds): the agents of a stopped
- * instance come back spread over it instead of all at once (docs/adr/0113-agent-channel.md).
+ * An agent sent away by a stopping instance is told a Retry-After drawn from this range
+ * (seconds), so the agents of a stopped instance come back spread over it instead of all at
+ * once (docs/adr/0113-agent-channel.md). A check-in shed by a full lane is booked its own
+ * return instead (src/http/return-schedule.ts, docs/adr/0127).
  */
 export const CHECKIN_RETRY_AFTER_SECONDS = { min: 1, max: 10 } as const;
-
-/** Seconds a shed request of `lane` is advised to wait: `otherwise` for every lane but the check-in's spread. */
-export function shedRetryAfterSeconds(lane: Lane, otherwise: number): number {
-  if (lane !== 'checkin') return otherwise;
-  const { min, max } = CHECKIN_RETRY_AFTER_SECONDS;
-  return min + Math.floor(Math.random() * (max - min + 1));
-}

@@ -18,7 +18,8 @@
  */
 import { Counter, Gauge } from 'prom-client';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
-import { LANES, shedRetryAfterSeconds, type Lane } from '../lanes.js';
+import { LANES, type Lane } from '../lanes.js';
+import { ReturnSchedule } from './return-schedule.js';
 import { AgentLatency, DEFAULT_AGENT_LATENCY, type Verdict } from './agent-latency.js';
 import {
   CALLER_QUEUE_MIN,
@@ -53,6 +54,9 @@ export class Admission {
   private readonly agents: AgentLatency;
   private readonly shedTotal?: Counter<'lane' | 'status'>;
   private readonly now: () => number;
+  /** When shed check-ins come back (return-schedule.ts), and when the last one was shed. */
+  private readonly returns = new ReturnSchedule();
+  private checkinShedAt = 0;
 
   constructor(private readonly options: AdmissionOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -147,6 +151,7 @@ export class Admission {
       LaneState.add(l.running, caller, -1);
       LaneState.add(l.held, caller, -1);
       const now = this.now();
+      if (lane === 'checkin') this.returns.admitted(now, l.queue.length > 0 || now - this.checkinShedAt < 1000);
       if (lane === 'agent') {
         if (!failed) this.agents.record(now - start, now);
       } else if (failed) {
@@ -282,9 +287,15 @@ export class Admission {
     // `held` counts the shed request itself: what the caller holds besides it.
     const own = !l.squeezed && caller !== undefined && LaneState.count(l.held, caller) - 1 >= share;
     this.shedTotal?.inc({ lane: l.name, status: own ? '429' : '503' });
+    // A shed check-in is booked its return at the lane's pace (docs/adr/0127); other lanes advise a fixed second.
+    let retryAfter = RETRY_AFTER_SECONDS;
+    if (l.name === 'checkin') {
+      this.checkinShedAt = this.now();
+      retryAfter = this.returns.book(this.checkinShedAt);
+    }
     const err = own
-      ? new TooManyRequestsError(shedRetryAfterSeconds(l.name, RETRY_AFTER_SECONDS), `too many concurrent ${l.name} requests from this token; retry later`)
-      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, shedRetryAfterSeconds(l.name, RETRY_AFTER_SECONDS));
+      ? new TooManyRequestsError(retryAfter, `too many concurrent ${l.name} requests from this token; retry later`)
+      : new ServiceUnavailableError(`the service is at capacity for ${l.name} requests; retry later`, retryAfter);
     if (!own) shedAnswers.add(err);
     return err;
   }
