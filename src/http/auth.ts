@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { TooManyRequestsError, UnauthorizedError } from '../errors.js';
 import type { Principal } from '../access/principal.js';
 import { hashToken, type TokenCache, type TokenRecord, type TokenVerifier } from '../access/tokens.js';
+import { RecentMap } from '../recent-map.js';
 
 export const TOKEN_HEADER = 'x-auth-token';
 
@@ -68,6 +69,15 @@ class LookupBudget {
 }
 
 /**
+ * Verified tokens one instance keeps: room for every agent it holds (100,000 and more) at
+ * about 300 bytes a cached token (its hash, the record's few fields) and 50 a known hash.
+ * Beyond it the least recently verified go first, one at a time.
+ */
+export const MAX_VERIFIED_TOKENS = 200_000;
+/** Unknown hashes answered 401 without a lookup: a flood's, so bounded on their own. */
+const MAX_UNKNOWN_HASHES = 100_000;
+
+/**
  * Verifies tokens. Hits are cached for `cacheSeconds` so the hot paths cost one store
  * round trip (their own); a revocation through this instance takes effect at once, through
  * another instance when its ChangeWatcher sees the `tokens` change feed move (within a
@@ -80,11 +90,10 @@ class LookupBudget {
  * from it; only a token's very first use from a flooding address waits for the budget.
  */
 export class Authenticator implements TokenCache {
-  private readonly cache = new Map<string, CacheEntry>();
-  private static readonly maxEntries = 20_000;
+  private readonly cache = new RecentMap<string, CacheEntry>(MAX_VERIFIED_TOKENS);
   private readonly unknown = new Map<string, number>();
   /** Hashes that were real tokens (value unused); never a reason to admit, only to look up. */
-  private readonly known = new Map<string, true>();
+  private readonly known = new RecentMap<string, true>(MAX_VERIFIED_TOKENS);
   private readonly budget: LookupBudget;
 
   constructor(
@@ -105,11 +114,13 @@ export class Authenticator implements TokenCache {
     if (secret.length > 512) throw new UnauthorizedError('invalid token');
     const hash = hashToken(secret);
     const now = Date.now();
+    // Entries are set (nearly) in the order they expire: the expired ones are the oldest.
+    this.cache.dropOldestWhile((e) => e.until < now);
     let entry = this.cache.get(hash);
     if (!entry || entry.until < now) {
       const record = await this.lookUp(hash, client, now);
       entry = { record, until: now + this.cacheSeconds * 1000 };
-      if (record && this.cacheSeconds > 0) boundedSet(this.cache, hash, entry, Authenticator.maxEntries);
+      if (record && this.cacheSeconds > 0) this.cache.set(hash, entry);
     }
     const t = entry.record;
     if (!t) throw new UnauthorizedError('invalid token');
@@ -130,10 +141,10 @@ export class Authenticator implements TokenCache {
     const record = await this.tokens.findByHash(hash);
     if (record) {
       if (!known) this.budget.giveBack(client);
-      boundedSet(this.known, hash, true, Authenticator.maxEntries);
+      this.known.set(hash, true);
       this.unknown.delete(hash);
     } else if (this.failed.negativeCacheSeconds > 0) {
-      boundedSet(this.unknown, hash, now + this.failed.negativeCacheSeconds * 1000, Authenticator.maxEntries * 5);
+      boundedSet(this.unknown, hash, now + this.failed.negativeCacheSeconds * 1000, MAX_UNKNOWN_HASHES);
     }
     return record;
   }
@@ -142,7 +153,7 @@ export class Authenticator implements TokenCache {
   forget(...tokenIds: string[]): void {
     if (tokenIds.length === 0) return;
     const ids = new Set(tokenIds);
-    for (const [hash, e] of this.cache) if (e.record && ids.has(e.record.id)) this.cache.delete(hash);
+    for (const [hash, e] of this.cache.entries()) if (e.record && ids.has(e.record.id)) this.cache.delete(hash);
   }
 
   /** Forgets every cached token (revocations not known one by one). */

@@ -4,7 +4,7 @@
  *
  * The heavy lane is filled with held requests, not with time: a proxy in front of the run's
  * Elasticsearch holds every store request whose body carries a marker until the test lets it
- * go, and counts the token lookups (GET <prefix>-tokens/_doc/<hash>) that reach the store.
+ * go, and counts the token lookups (GET <prefix>-tokens/_doc/<hash>, and each id of a multi-get) that reach the store.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +18,7 @@ interface StoreProxy {
   url: string;
   /** Store requests held now. */
   readonly held: number;
-  /** Token lookups that reached the store. */
+  /** Token lookups that reached the store (single gets, and the ids of multi-gets). */
   readonly tokenLookups: number;
   /** Holds requests whose body contains `marker` until `release()`. */
   holdBodiesWith(marker: string): void;
@@ -36,6 +36,8 @@ async function storeProxy(target: string): Promise<StoreProxy> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       if (req.method === 'GET' && /-tokens\/_doc\//.test(req.url ?? '')) tokenLookups += 1;
+      // Concurrent lookups travel in one multi-get: each id it carries is a lookup.
+      if (/-tokens\/_mget/.test(req.url ?? '')) tokenLookups += (JSON.parse(body.toString() || '{}') as { ids?: unknown[] }).ids?.length ?? 0;
       const forward = (): void => {
         // A connection per request: a kept-alive one that Elasticsearch closed would fail the service's call.
         const up = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers, agent: false }, (answer) => {

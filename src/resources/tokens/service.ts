@@ -7,6 +7,7 @@ import type { Role } from '../../access/principal.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { OrganizationService } from '../organizations/service.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
+import { RecentMap } from '../../recent-map.js';
 import type { TokenDoc, TokenStore } from './store.js';
 
 /** A token as the API shows it (extension): never its secret or hash. */
@@ -14,7 +15,13 @@ export type TokenView = TokenDoc;
 
 /** At most one last-use write per token and instance in this time. */
 export const LAST_USE_INTERVAL_MS = 60_000;
-const MAX_LAST_USE_ENTRIES = 20_000;
+/**
+ * Tokens whose last write this instance remembers: only those written within the interval
+ * matter (older entries are dropped as they expire), so this bounds the tokens used in one
+ * minute — room for 100,000 agents and more at under 100 bytes an entry. Past it the token
+ * written longest ago is forgotten first (its next use writes a little early), never all.
+ */
+export const MAX_LAST_USE_ENTRIES = 200_000;
 
 export interface TokenCreate {
   name: string;
@@ -36,7 +43,7 @@ export class TokenService {
   onRevoked?: (tokenId: string) => Promise<void>;
 
   /** When this instance last wrote each token's last use. */
-  private readonly lastUseWritten = new Map<string, number>();
+  private readonly lastUseWritten = new RecentMap<string, number>(MAX_LAST_USE_ENTRIES);
 
   constructor(
     private readonly store: TokenStore,
@@ -78,14 +85,14 @@ export class TokenService {
 
   /**
    * Notes a use of a token: writes `lastUsedAt` at most once per LAST_USE_INTERVAL_MS per token
-   * and instance, in the background (never awaited by the request). True when a write was
-   * started. Bootstrap tokens (no record) are not recorded.
+   * and instance, in the background (never awaited by the request; concurrent writes share one
+   * bulk request). True when a write was started. Bootstrap tokens (no record) are not recorded.
    */
   recordUse(tokenId: string, now = Date.now()): boolean {
     if (tokenId.startsWith('env:')) return false;
+    this.lastUseWritten.dropOldestWhile((at) => now - at >= LAST_USE_INTERVAL_MS);
     const last = this.lastUseWritten.get(tokenId);
     if (last !== undefined && now - last < LAST_USE_INTERVAL_MS) return false;
-    if (this.lastUseWritten.size >= MAX_LAST_USE_ENTRIES) this.lastUseWritten.clear();
     this.lastUseWritten.set(tokenId, now);
     // A failed write is forgotten, so the next use tries again.
     void this.store.recordUse(tokenId, new Date(now).toISOString()).catch(() => this.lastUseWritten.delete(tokenId));
