@@ -168,6 +168,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   const addressOf = clientAddress(config.trustedProxies);
   const upgrade = agentChannelUpgrade({
     authenticator: services.authenticator,
+    tokens: services.tokens,
     orgs: services.orgs,
     admission,
     channels: services.agentChannel,

@@ -41,8 +41,10 @@ function boundedSet<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
 
 /**
  * A token bucket per client address for store lookups of token hashes the service does not
- * know. A lookup takes a token before it goes to the store and gives it back when the hash
- * turns out to be a real token, so only failures spend the budget.
+ * know. Only a lookup that finds no token spends from it (docs/adr/0128): the first uses of real
+ * tokens from one address — a fleet behind one NAT coming back after a restart — never wait
+ * for it. A burst of bad lookups drives the bucket into debt, and the address then waits in
+ * proportion to what it spent.
  */
 class LookupBudget {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -50,21 +52,26 @@ class LookupBudget {
 
   constructor(private readonly perMinute: number) {}
 
-  /** Seconds until the address may look up again, or 0 after taking a token. */
-  take(address: string, now: number): number {
+  /** Seconds until the address may look up unknown hashes again; 0 while it may. */
+  wait(address: string, now: number): number {
     if (this.perMinute <= 0) return 0;
+    const b = this.refilled(address, now);
+    return b.tokens < 1 ? Math.max(1, Math.ceil(((1 - b.tokens) * 60) / this.perMinute)) : 0;
+  }
+
+  /** A lookup from the address found no token. The debt is bounded by one more minute's budget. */
+  spend(address: string, now: number): void {
+    if (this.perMinute <= 0) return;
+    const b = this.refilled(address, now);
+    b.tokens = Math.max(-this.perMinute, b.tokens - 1);
+  }
+
+  private refilled(address: string, now: number): { tokens: number; at: number } {
     const b = this.buckets.get(address) ?? { tokens: this.perMinute, at: now };
     b.tokens = Math.min(this.perMinute, b.tokens + ((now - b.at) / 60_000) * this.perMinute);
     b.at = now;
     boundedSet(this.buckets, address, b, LookupBudget.maxAddresses);
-    if (b.tokens < 1) return Math.max(1, Math.ceil(((1 - b.tokens) * 60) / this.perMinute));
-    b.tokens -= 1;
-    return 0;
-  }
-
-  giveBack(address: string): void {
-    const b = this.buckets.get(address);
-    if (b) b.tokens = Math.min(this.perMinute, b.tokens + 1);
+    return b;
   }
 }
 
@@ -135,12 +142,12 @@ export class Authenticator implements TokenCache {
     if (unknownUntil !== undefined && unknownUntil >= now) return undefined;
     const known = this.known.has(hash);
     if (!known) {
-      const wait = this.budget.take(client, now);
+      const wait = this.budget.wait(client, now);
       if (wait > 0) throw new TooManyRequestsError(wait, 'too many failed authentications from this address; retry later');
     }
     const record = await this.tokens.findByHash(hash);
+    if (!record) this.budget.spend(client, now);
     if (record) {
-      if (!known) this.budget.giveBack(client);
       this.known.set(hash, true);
       this.unknown.delete(hash);
     } else if (this.failed.negativeCacheSeconds > 0) {

@@ -10,7 +10,7 @@ import type { DiagnosticResult } from '@elastic/elasticsearch';
 import { uid, useTenants, type TestApp } from '../helpers/app.js';
 import type { Api } from '../helpers/http.js';
 import { agentDoc, createEndpointDocs } from '../helpers/endpoint-store.js';
-import { longPoll } from '../helpers/agent-channel.js';
+import { longPoll, SimSocket } from '../helpers/agent-channel.js';
 import { retryPause, waitFor } from '../helpers/wait.js';
 import { aliasName } from '../../src/store/client.js';
 import { TokenStore } from '../../src/resources/tokens/store.js';
@@ -73,9 +73,9 @@ function metricValue(text: string, name: string): number {
 
 describe('tokens on the check-in path: verification and last use in few store requests', function () {
   this.timeout(180_000);
-  // Every agent here comes from one address: the per-address budget of failed lookups (a
-  // protection against guessing, tested with authentication) is off so no check-in is refused.
-  const w = useTenants({ ECS_AUTH_FAILURES_PER_MINUTE: '0' });
+  // Every agent here comes from one address, under the default per-address budget of failed
+  // lookups: the first uses of real tokens never spend it, so none is refused (docs/adr/0128).
+  const w = useTenants({ ECS_AUTH_FAILURES_PER_MINUTE: '60' });
   let agents: { id: string; api: Api }[];
 
   before(async () => {
@@ -107,9 +107,11 @@ describe('tokens on the check-in path: verification and last use in few store re
     } finally {
       count.stop();
     }
-    // One request per agent would be AGENTS reads and AGENTS writes.
-    expect(count.seen.reads, JSON.stringify(count.seen)).to.be.within(1, 10);
-    expect(count.seen.writes, JSON.stringify(count.seen)).to.be.within(1, 10);
+    // One request per agent would be AGENTS reads and AGENTS writes. How many items share a
+    // request depends on how the check-ins arrive (a loaded machine spreads them over more turns
+    // of the event loop), so the bound is "clearly shared", not an exact count.
+    expect(count.seen.reads, JSON.stringify(count.seen)).to.be.within(1, AGENTS / 2);
+    expect(count.seen.writes, JSON.stringify(count.seen)).to.be.within(1, AGENTS / 2);
     // Every token was verified here, so no write had to search for its document.
     expect(count.seen.searches, JSON.stringify(count.seen)).to.equal(0);
 
@@ -134,6 +136,22 @@ describe('tokens on the check-in path: verification and last use in few store re
     // Uses are noted when each request ends, before its answer: no write was started.
     expect(metricValue((await t.anon.get<string>('/metrics')).body, 'ecs_token_last_use_writes_total')).to.equal(writesBefore);
     expect((await t.admin.get<TokenView>(`/admin/tokens/${agents[0].id}`)).body.lastUsedAt).to.equal(before.body.lastUsedAt);
+  });
+
+  it('a WebSocket check-in notes its token\'s use as a request does: last use written', async () => {
+    const t = w.t;
+    const endpointId = uid('ep');
+    await createEndpointDocs(t.server.store, [agentDoc(endpointId, w.orgA)]);
+    const minted = await t.admin.post<{ id: string; token: string }>('/admin/tokens', { name: uid('agent'), role: 'agent', orgId: w.orgA, endpointId });
+    expect(minted.status, minted.text).to.equal(201);
+    const sock = await SimSocket.open(t.url, minted.body.token);
+    try {
+      // Only the socket used this token: its last use can come from nothing else.
+      const used = await waitFor(async () => (await t.admin.get<TokenView>(`/admin/tokens/${minted.body.id}`)).body.lastUsedAt, (at) => at !== undefined, 5000);
+      expect(used.met, 'lastUsedAt written after a WebSocket check-in').to.equal(true);
+    } finally {
+      sock.close();
+    }
   });
 
   it('writes the last use of tokens this instance never verified: one search for their documents, one bulk', async () => {

@@ -18,6 +18,7 @@ import type { Admission } from '../admission.js';
 import { Access, type OrgTree } from '../../access/access.js';
 import { callerKey } from '../../access/principal.js';
 import { TOKEN_HEADER, type Authenticator } from '../auth.js';
+import type { TokenUse } from '../audit.js';
 import { API_PREFIX } from '../routes.js';
 import { spreadRetryAfter } from './long-poll.js';
 
@@ -76,6 +77,8 @@ class WebSocketChannel implements HeldChannel {
 
 export interface ChannelUpgradeDeps {
   authenticator: Authenticator;
+  /** A token's coarse last use, as every request through the router notes it (src/http/audit.ts). */
+  tokens: TokenUse;
   orgs: OrgTree;
   admission: Admission;
   channels: AgentChannelService;
@@ -119,6 +122,7 @@ export function agentChannelUpgrade(deps: ChannelUpgradeDeps): ChannelUpgrade {
     const principal = await deps.authenticator.authenticate(typeof raw === 'string' && raw !== '' ? raw : undefined, deps.clientAddress(req));
     const endpointId = principal.endpointId;
     if (principal.role !== 'agent' || !endpointId) throw new ForbiddenError(`role ${principal.role} may not hold an agent channel`);
+    if (principal.tokenId) deps.tokens.recordUse(principal.tokenId);
     const access = new Access(principal, deps.orgs, ['agent']);
     await deps.admission.run('checkin', callerKey(principal), async () => {
       const ws = await new Promise<WebSocket>((resolve) => wss.handleUpgrade(req, socket, head, resolve));

@@ -11,6 +11,7 @@
  */
 import type { Access } from '../../access/access.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
+import { RecentMap } from '../../recent-map.js';
 import type { Query } from '../../store/doc-store.js';
 import { CONNECTION_STATUSES, type ConnectionStatus, type EndpointDoc, type PresenceView } from './model.js';
 import type { EndpointStore } from './store.js';
@@ -94,8 +95,11 @@ export function staleQuery(nowMs: number, defaultSeconds: number, overrides: Rea
  */
 const STAMP_WINDOW_SHARE = 0.1;
 const MAX_STAMP_WINDOW_MS = 60_000;
-/** Endpoints whose last stamp this instance remembers (forgotten all at once beyond). */
-const MAX_REMEMBERED_STAMPS = 50_000;
+/**
+ * Endpoints whose last stamp this instance remembers: every agent it holds (100,000 and more),
+ * the oldest stamps let go first and one at a time, stale ones as they pass the window.
+ */
+const MAX_REMEMBERED_STAMPS = 200_000;
 
 /** Elasticsearch's document id limit (endpoint ids are within it). */
 const MAX_ENDPOINT_ID_BYTES = 512;
@@ -113,7 +117,7 @@ export class EndpointPresence {
   /** Bumped by invalidate(): a read that started before it does not count as fresh. */
   private generation = 0;
   /** Endpoint id → when this instance last stamped it (epoch ms). */
-  private readonly stamped = new Map<string, number>();
+  private readonly stamped = new RecentMap<string, number>(MAX_REMEMBERED_STAMPS);
   readonly now: () => number;
 
   constructor(
@@ -245,8 +249,10 @@ export class EndpointPresence {
 
   private async stamp(endpointId: string): Promise<void> {
     await this.store.touch(endpointId);
-    if (this.stamped.size >= MAX_REMEMBERED_STAMPS) this.stamped.clear();
-    this.stamped.set(endpointId, this.now());
+    const now = this.now();
+    const windowMs = this.stampWindowMs();
+    this.stamped.dropOldestWhile((at) => now - at >= windowMs);
+    this.stamped.set(endpointId, now);
   }
 
   private refreshSoon(): void {
