@@ -200,9 +200,9 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   app.use(ops.routes());
   app.use(ops.allowedMethods());
   // Until the indices are set up every operation answers 503: a write before then would land nowhere.
-  app.use(async (_ctx, next) => {
+  app.use((_ctx, next) => {
     if (!indicesReady) throw new ServiceUnavailableError('the service is setting up its indices; retry later');
-    await next();
+    return next();
   });
   app.use(sso.routes());
   app.use(sso.allowedMethods());

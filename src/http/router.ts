@@ -98,6 +98,34 @@ async function admit(ctx: Koa.Context, spec: RouteSpec, deps: MountDeps): Promis
   return principal;
 }
 
+/** Writes a reply into the Koa response: status, headers and the body in its content type. */
+function present(ctx: Koa.Context, reply: Reply): void {
+  ctx.state.replyBody = reply.body;
+  ctx.state.auditDetails = reply.audit;
+  if (reply.body === undefined) {
+    // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
+    // Koa turns a null body into 204, so the status is set after it.
+    ctx.body = null;
+  }
+  ctx.status = reply.status;
+  for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
+  if (reply.body instanceof Readable) {
+    const stream = reply.body;
+    ctx.type = reply.contentType ?? 'application/octet-stream';
+    // A stream that fails after its first byte cannot change the status: the connection is cut,
+    // so the client sees a truncated transfer instead of a response that never ends.
+    stream.once('error', (err) => {
+      (ctx.state.log as Logger).error({ err }, 'streamed answer failed');
+      ctx.res.destroy();
+    });
+    ctx.body = stream;
+  } else if (reply.body !== undefined) {
+    if (reply.contentType) ctx.type = reply.contentType;
+    ctx.body = reply.contentType?.startsWith('text/') ? String(reply.body) : JSON.stringify(reply.body);
+    if (!reply.contentType) ctx.type = 'application/json';
+  }
+}
+
 /** Mounts the declarations on a router under the API prefix. */
 export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
   const router = new Router({ prefix: API_PREFIX });
@@ -115,7 +143,7 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       const runInLane = <T>(work: () => Promise<T>): Promise<T> => deps.admission.run(spec.lane, callerKey(principal), work);
       const accepts = (...types: string[]): string | false => ctx.accepts(...types);
       const onClose = (fn: () => void): void => void ctx.res.once('close', fn);
-      let reply: Reply = await deps.admission.run(spec.lane, callerKey(principal), async () => {
+      const reply: Reply = await deps.admission.run(spec.lane, callerKey(principal), async () => {
         const params = validateParams(spec, ctx.params);
         const query = validatePart<unknown>(spec.query, ctx.query, 'query', true);
         const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
@@ -129,32 +157,11 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
       if (reply.hold) {
         // Held outside the lane and the request time-out (src/http/limits.ts): a held answer costs a slot of neither.
         (ctx.state.untimed as (() => void) | undefined)?.();
-        reply = await reply.hold();
+        // Not awaited here: this frame (the operation's input, access and lane closures) is let go
+        // while the answer is held; only the hold's own promise and the request stay.
+        return reply.hold().then((held) => present(ctx, held));
       }
-      ctx.state.replyBody = reply.body;
-      ctx.state.auditDetails = reply.audit;
-      if (reply.body === undefined) {
-        // "No body" means an empty one: without this Koa writes the reason phrase ("Created", "OK").
-        // Koa turns a null body into 204, so the status is set after it.
-        ctx.body = null;
-      }
-      ctx.status = reply.status;
-      for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
-      if (reply.body instanceof Readable) {
-        const stream = reply.body;
-        ctx.type = reply.contentType ?? 'application/octet-stream';
-        // A stream that fails after its first byte cannot change the status: the connection is cut,
-        // so the client sees a truncated transfer instead of a response that never ends.
-        stream.once('error', (err) => {
-          (ctx.state.log as Logger).error({ err }, 'streamed answer failed');
-          ctx.res.destroy();
-        });
-        ctx.body = stream;
-      } else if (reply.body !== undefined) {
-        if (reply.contentType) ctx.type = reply.contentType;
-        ctx.body = reply.contentType?.startsWith('text/') ? String(reply.body) : JSON.stringify(reply.body);
-        if (!reply.contentType) ctx.type = 'application/json';
-      }
+      present(ctx, reply);
     });
   }
   return router;

@@ -52,11 +52,14 @@ export class LongPollChannel implements HeldChannel {
     this.gone = true;
   }
 
-  /** The answer: at once when given, else once it is. */
-  async answer(): Promise<EndpointCommandMessage[]> {
-    const r = this.result ?? (await new Promise<EndpointCommandMessage[] | Error>((resolve) => (this.settle = resolve)));
-    if (r instanceof Error) throw r;
-    return r;
+  /**
+   * The answer: at once when given, else once it is. A plain promise, not an async function: a
+   * held poll waits with no suspended frame of its own.
+   */
+  answer(): Promise<EndpointCommandMessage[]> {
+    const r = this.result;
+    if (r !== undefined) return r instanceof Error ? Promise.reject(r) : Promise.resolve(r);
+    return new Promise<EndpointCommandMessage[]>((resolve, reject) => (this.settle = (v) => (v instanceof Error ? reject(v) : resolve(v))));
   }
 
   private finish(r: EndpointCommandMessage[] | Error): void {

@@ -110,6 +110,20 @@ function refuse(socket: Duplex, err: AppError, path: string): void {
   socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
 }
 
+/**
+ * The channel of an upgraded socket and its listeners. Built outside the upgrade's scope so that
+ * the listeners, which live as long as the socket, do not keep the upgrade request (its headers,
+ * the agent's token among them, and the bytes read with it) for the life of the channel.
+ */
+function held(ws: WebSocket, endpointId: string, access: Access, channels: AgentChannelService): WebSocketChannel {
+  const ch = new WebSocketChannel(endpointId, access, ws);
+  ws.on('error', ignore);
+  ws.once('close', () => channels.close(ch, !ch.endedHere));
+  return ch;
+}
+
+function ignore(): void {}
+
 export function agentChannelUpgrade(deps: ChannelUpgradeDeps): ChannelUpgrade {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_INBOUND_BYTES, clientTracking: false });
   const fullPath = `${API_PREFIX}${AGENT_CHANNEL_PATH}`;
@@ -126,17 +140,14 @@ export function agentChannelUpgrade(deps: ChannelUpgradeDeps): ChannelUpgrade {
     const access = new Access(principal, deps.orgs, ['agent']);
     await deps.admission.run('checkin', callerKey(principal), async () => {
       const ws = await new Promise<WebSocket>((resolve) => wss.handleUpgrade(req, socket, head, resolve));
-      const ch = new WebSocketChannel(endpointId, access, ws);
-      ws.on('error', () => undefined);
-      ws.once('close', () => deps.channels.close(ch, !ch.endedHere));
       // The check-in's delivery pass never throws: a store failure is retried by the shared tick.
-      await deps.channels.open(ch);
+      await deps.channels.open(held(ws, endpointId, access, deps.channels));
     });
   }
 
   return {
     handle(req, socket, head) {
-      socket.on('error', () => undefined);
+      socket.on('error', ignore);
       const path = (req.url ?? '/').split('?')[0];
       upgrade(req, socket, head, path).catch((err: unknown) => {
         const e = deps.translate(err);

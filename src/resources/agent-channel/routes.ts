@@ -64,13 +64,8 @@ export function agentChannelRoutes(channels: AgentChannelService, endpoints: End
         }
         return {
           status: 200,
-          hold: async () => {
-            try {
-              return ok(await ch.answer());
-            } finally {
-              channels.close(ch, false);
-            }
-          },
+          // Chained rather than awaited: a held poll keeps no suspended frame here.
+          hold: () => ch.answer().then(ok).finally(() => channels.close(ch, false)),
         };
       },
     }),
