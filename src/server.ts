@@ -16,6 +16,9 @@ import { assertStartableConfig, warnOpenOperations } from './start-checks.js';
 import { startTracing, type Tracing } from './tracing.js';
 import { SERVICE_VERSION } from './version.js';
 
+/** The listening socket's accept queue (see its use). */
+const LISTEN_BACKLOG = 8192;
+
 export interface RunningServer {
   url: string;
   port: number;
@@ -125,7 +128,11 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   server.keepAliveTimeout = 65_000;
   // The agent channel's WebSocket (the one place the server's upgrades are taken).
   server.on('upgrade', handle.upgrade);
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  // The accept queue takes a reconnect storm (thousands of agents within a second) while the event
+  // loop is busy admitting them: Node's default of 511 overflows, and the kernel then drops
+  // handshakes that the agents' TCP stacks retry only after 1, 3, 7, 15… s. The kernel caps it
+  // at net.core.somaxconn (docs/adr/0129).
+  await new Promise<void>((resolve) => server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, resolve));
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${host}:${port}`;

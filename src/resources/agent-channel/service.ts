@@ -41,6 +41,13 @@ export interface WakeFeed {
 
 /** The shared tick. */
 const TICK_MS = 1000;
+/**
+ * A held agent is stamped once every this many presence stamp windows (a window is at most a
+ * tenth of the shortest presence timeout, so this is at most half of it): a held channel is its
+ * own sign of life here, and the stamp only keeps lastSeen within the timeout for the other
+ * instances and the searches. Every stamp rewrites an endpoint document (docs/adr/0129).
+ */
+const HELD_STAMP_WINDOWS = 5;
 /** A default long poll waits between this share of ECS_CHANNEL_WAIT_SECONDS and all of it. */
 const WAIT_JITTER = 0.1;
 
@@ -150,7 +157,7 @@ export class AgentChannelService {
     }
     // A held channel is a sign of life: every held agent once per stamp window, spread over the
     // window's ticks, each tick's share one bulk of the endpoints' group commit.
-    const windowMs = this.presence.stampWindowMs();
+    const windowMs = this.presence.stampWindowMs() * HELD_STAMP_WINDOWS;
     if (this.stampQueue.length === 0 && now - this.lastStamp >= windowMs) {
       this.lastStamp = now;
       this.stampQueue = [...this.registry.endpoints()];
