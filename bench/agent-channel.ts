@@ -200,14 +200,17 @@ export async function agentChannelBench(args: string[]): Promise<void> {
     };
     log(`delivery: ${JSON.stringify(delivery)}`);
 
-    // A restarts: every agent comes back (to the new process; the generators are told its address).
+    // A restarts: every agent comes back to the new process.
     const stopAt = Date.now();
     await a.stop();
-    a = await startService({ runtime: o.runtime, env });
+    const stoppedMs = Date.now() - stopAt;
+    // On the same port, as an instance restarts behind its address: the agents retry where they were.
+    a = await startService({ runtime: o.runtime, env: { ...env, PORT: new URL(a.url).port } });
+    const upMs = Date.now() - stopAt;
     for (const g of gens) g.child.stdin?.write(JSON.stringify({ url: a.url }) + '\n');
     await waitHeld(gens, o.agents, 600_000);
     const backMs = Date.now() - stopAt;
-    log(`every agent held again ${(backMs / 1000).toFixed(1)} s after the instance stopped`);
+    log(`every agent held again ${(backMs / 1000).toFixed(1)} s after the instance stopped (stopped after ${(stoppedMs / 1000).toFixed(1)} s, up again after ${(upMs / 1000).toFixed(1)} s)`);
 
     const result = {
       scenario: 'agent-channel',
@@ -216,7 +219,7 @@ export async function agentChannelBench(args: string[]): Promise<void> {
       heldAfterMs: heldMs,
       idle: { ...idle, rssBeforeMb: empty.rssMb, rssPerAgentKb: Math.round(((idle.rssMb - empty.rssMb) * 1024) / o.agents * 10) / 10 },
       delivery,
-      restart: { backMs, generatorErrors: gens.reduce((s, g) => s + g.errors, 0) },
+      restart: { backMs, stoppedMs, upMs, generatorErrors: gens.reduce((s, g) => s + g.errors, 0) },
     };
     const out = path.join('bench', 'results', `${new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19)}-agent-channel.json`);
     fs.mkdirSync(path.dirname(out), { recursive: true });

@@ -63,7 +63,7 @@ async function startChild(name: string, args: string[], env: Record<string, stri
   const logFile = path.join(os.tmpdir(), `ecs-bench-${name}-${process.pid}-${Date.now()}.log`);
   const out = fs.openSync(logFile, 'w');
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
+    env: { ...process.env, PORT: '0', ...env, HOST: '127.0.0.1' },
     ...(cwd ? { cwd } : {}),
     stdio: ['ignore', out, 'inherit'],
   });
