@@ -297,8 +297,9 @@ export class DocStore<T extends object> {
     return this.toSearchResult(res);
   }
 
-  /** Exact count of documents matching a query. */
+  /** Exact count; where searches are coalesced, a size-0 search in the shared multi-search, not a request of its own. */
   async count(query: Query): Promise<number> {
+    if (this.searches) return (await this.searches.submit({ query, size: 0, track_total_hits: true })).total;
     const res = await storeCall(() => this.ctx.client.count({ index: this.index, query }, readRetries));
     return res.count;
   }

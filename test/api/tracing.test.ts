@@ -119,9 +119,9 @@ describe('OpenTelemetry traces', () => {
         expect(c.attributes['db.system']).to.equal('elasticsearch');
         expect(ancestors(spans, c).at(-1)?.spanId, `${c.name} descends from the server span`).to.equal(server.spanId);
       }
-      expect(es.map((s) => s.name)).to.include('mget');
-      const mget = es.find((s) => s.name === 'mget') as ReceivedSpan;
-      expect(spans.find((s) => s.spanId === mget.parentSpanId)?.name).to.equal('coalesced mget endpoints');
+      // The endpoint's read (and a token seen for the first time, its own coalesced read of the tokens).
+      const mgetParents = es.filter((s) => s.name === 'mget').map((m) => spans.find((s) => s.spanId === m.parentSpanId)?.name);
+      expect(mgetParents).to.include('coalesced mget endpoints');
       // Every span of the trace hangs off the one server span.
       for (const s of spans.filter((x) => x !== server))
         expect(ancestors(spans, s).at(-1)?.spanId).to.equal(server.spanId);
