@@ -125,7 +125,10 @@ describe('rollouts at scale on two instances: a pause on either, 10,000 endpoint
     expect(canary.counts.total + rest.counts.total).to.equal(ENDPOINTS);
     // 5 % by the stable hash, within a wide margin of chance.
     expect(canary.counts.total).to.be.within(350, 650);
-    expect(rest.counts).to.include({ failed: 0, pending: 0, healthy: rest.counts.total });
+    // The ring passes once 95 % of it is healthy (the gate), so the last agents may still be pending then.
+    expect(rest.counts.failed).to.equal(0);
+    expect(rest.counts.healthy + rest.counts.pending).to.equal(rest.counts.total);
+    expect(rest.counts.healthy).to.be.at.least(Math.ceil(0.95 * rest.counts.total));
     await agents.pass();
     // Every endpoint received exactly one upgrade command, whichever instance sent it.
     expect(agents.received.size).to.equal(ENDPOINTS);
