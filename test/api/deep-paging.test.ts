@@ -464,6 +464,9 @@ describe('Deep paging and export', function () {
       expect((await adminB.post(`/endpoint/${agentB}/software-inventory`, software)).status).to.equal(201);
       const second = [...idsB][1];
       expect((await adminB.post(`/endpoint/${second}/software-inventory`, software.slice(0, 11))).status).to.equal(201);
+      // A report stamps its endpoint's lastSeen (acknowledged, not yet searchable): the pages and
+      // the exports below must read the same records.
+      await refreshIndex(t.server.store, 'endpoints');
       searches.push(
         { name: 'agents', path: () => '/endpoint/page-search', body: () => ({ criteria: { orgId: orgB } }), size: 97 },
         {
