@@ -1,6 +1,8 @@
 /** The network-heartbeats index: every NetworkHeartbeat, time-ordered; the only code that touches it. */
 import crypto from 'node:crypto';
-import { DocStore, type Query, type SearchResult, type Stored } from '../../store/doc-store.js';
+import { DocStore, type Query, type SearchResult } from '../../store/doc-store.js';
+import { CoalescedWrites } from '../../store/coalesced-writes.js';
+import type { DocVersion } from '../../store/versions.js';
 import type { StoreContext } from '../../store/client.js';
 import { RolloverAlias, type GenerationalIndex, type Generation } from '../../store/generations.js';
 import type { PageQuery } from '../../store/page-query.js';
@@ -29,8 +31,11 @@ export const HEARTBEATS_ORG_SCOPE: OrgScopedIndex = { index: 'network-heartbeats
 export class HeartbeatStore implements GenerationalIndex {
   private readonly docs: DocStore<NetworkHeartbeatDoc>;
   private readonly generationsOf: RolloverAlias;
+  private readonly writes: CoalescedWrites<NetworkHeartbeatDoc>;
   constructor(ctx: StoreContext) {
     this.docs = new DocStore<NetworkHeartbeatDoc>(ctx, HEARTBEATS_ORG_SCOPE.index, 'network heartbeat', { orgField: HEARTBEATS_ORG_SCOPE.orgField });
+    // The write alias takes one bulk at a time, as the endpoints' group commit (docs/adr/0007-group-commit-of-connection-state.md).
+    this.writes = new CoalescedWrites(this.docs, { maxBatch: 500, maxInFlight: 1 });
     this.generationsOf = new RolloverAlias(ctx, 'network-heartbeats', 'timestamp');
   }
 
@@ -49,9 +54,9 @@ export class HeartbeatStore implements GenerationalIndex {
     return this.generationsOf.deleteGeneration(index);
   }
 
-  /** Hot-path write: keyed (idempotent) and without a forced refresh. */
-  put(doc: NetworkHeartbeatDoc): Promise<Stored<NetworkHeartbeatDoc>> {
-    return this.docs.put(doc.id, doc, { refresh: false });
+  /** Hot-path write: keyed (idempotent), without a forced refresh, in one bulk with the concurrent heartbeats. */
+  put(doc: NetworkHeartbeatDoc): Promise<DocVersion> {
+    return this.writes.put(doc.id, doc);
   }
 
   search(query: Query, page: PageQuery): Promise<SearchResult<NetworkHeartbeatDoc>> {

@@ -1,6 +1,10 @@
 /** The network-hosts index: one NetworkHost per org and MAC (or IP); the only code that touches it. */
 import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
+import { CoalescedWrites } from '../../store/coalesced-writes.js';
+import type { BatcherOptions } from '../../store/batcher.js';
+import type { Conditional } from '../../store/doc-types.js';
+import type { DocVersion } from '../../store/versions.js';
 import type { StoreContext } from '../../store/client.js';
 import type { PageQuery } from '../../store/page-query.js';
 import type { NetworkHost } from './model.js';
@@ -23,10 +27,22 @@ export interface BulkHostOutcome {
 /** Its records keep their organization in `orgId`, and so carry its ancestry (src/store/org-path.ts). */
 export const NETWORK_HOSTS_ORG_SCOPE: OrgScopedIndex = { index: 'network-hosts', orgField: 'orgId' };
 
+/** Heartbeats sight hosts on the hot path: their reads travel in one multi-get and their writes in one bulk. */
+export const HOST_BATCHING: Record<'reads' | 'writes', BatcherOptions> = {
+  reads: { maxBatch: 500, maxInFlight: 2 },
+  // One bulk at a time, as the endpoints' group commit (docs/adr/0007-group-commit-of-connection-state.md).
+  writes: { maxBatch: 500, maxInFlight: 1 },
+};
+
 export class NetworkHostStore {
   private readonly docs: DocStore<NetworkHost>;
-  constructor(ctx: StoreContext) {
-    this.docs = new DocStore<NetworkHost>(ctx, NETWORK_HOSTS_ORG_SCOPE.index, 'network host', { orgField: NETWORK_HOSTS_ORG_SCOPE.orgField });
+  private readonly writes: CoalescedWrites<NetworkHost>;
+  constructor(ctx: StoreContext, batching = HOST_BATCHING) {
+    this.docs = new DocStore<NetworkHost>(ctx, NETWORK_HOSTS_ORG_SCOPE.index, 'network host', {
+      orgField: NETWORK_HOSTS_ORG_SCOPE.orgField,
+      reads: batching.reads,
+    });
+    this.writes = new CoalescedWrites(this.docs, batching.writes);
   }
 
   get(id: string): Promise<Stored<NetworkHost> | undefined> {
@@ -45,6 +61,11 @@ export class NetworkHostStore {
   /** Full write conditional on the read it follows; ConflictError when the host changed. */
   replace(host: NetworkHost, cond: { if_seq_no: number; if_primary_term: number }, opts?: WriteOptions): Promise<Stored<NetworkHost>> {
     return this.docs.put(host.id, host, { ...cond, ...opts });
+  }
+
+  /** A replace conditional on the read `cond` names, in the hot path's group commit (refresh=false); WriteConflictError when the host changed. */
+  replaceCoalesced(host: NetworkHost, cond: Conditional): Promise<DocVersion> {
+    return this.writes.replace(host.id, host, cond);
   }
 
   /** Writes many hosts in one bulk request (creates and conditional replaces). */

@@ -4,7 +4,8 @@
  * host's status and search hosts.
  */
 import type { Access } from '../../access/access.js';
-import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError, WriteConflictError } from '../../errors.js';
+import { RecentMap } from '../../recent-map.js';
 import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
 import type { PageRequest } from '../../domain.js';
@@ -27,6 +28,13 @@ import {
 } from './model.js';
 import { conditionOn } from '../../store/doc-types.js';
 
+/**
+ * Hosts whose version this instance last read or wrote. A heartbeat of one writes on that
+ * version without reading first; a version another writer has moved on costs one conflict,
+ * then the read it would have cost anyway. Beyond this many, heartbeats read first.
+ */
+export const KNOWN_HOSTS = 20_000;
+
 /** Most hosts one discovery report may carry (413 beyond). */
 export const MAX_DISCOVERED_HOSTS = 1000;
 
@@ -46,6 +54,8 @@ export interface DiscoveredHostsResult {
 }
 
 export class NetworkService {
+  private readonly known = new RecentMap<string, Stored<NetworkHost>>(KNOWN_HOSTS);
+
   constructor(
     private readonly heartbeats: HeartbeatStore,
     private readonly hosts: NetworkHostStore,
@@ -55,9 +65,10 @@ export class NetworkService {
   ) {}
 
   /**
-   * POST /network-heartbeat: stores the heartbeat and upserts its host, concurrently (one
-   * round trip of latency each way). Neither write forces a refresh except a host's first
-   * sighting, so a new host is searchable at once while the hot path stays cheap.
+   * POST /network-heartbeat: stores the heartbeat and upserts its host, concurrently. A known
+   * host (its version remembered) costs no read: both writes are items of bulk requests shared
+   * with the concurrent heartbeats, so a heartbeat is one round trip. Neither write forces a
+   * refresh except a host's first sighting, so a new host is searchable at once.
    */
   async recordHeartbeat(input: Omit<NetworkHeartbeat, 'timestamp'> & { timestamp?: string }, access: Access): Promise<NetworkHeartbeat> {
     await access.assertOrg(input.orgId);
@@ -70,20 +81,39 @@ export class NetworkService {
     return hb;
   }
 
-  /** Read, merge, conditional write; read again when another writer got there first. */
-  private upsertHost(s: HostSighting): Promise<NetworkHost> {
+  /** Merge on the remembered version and write conditionally; on a conflict (or unknown host) read, merge, write. */
+  private async upsertHost(s: HostSighting): Promise<NetworkHost> {
     const id = sightingId(s);
+    const known = this.known.get(id);
+    if (known) {
+      const { host, changed } = mergeSighting(known.doc, s, id);
+      if (!changed) return host;
+      try {
+        const cond = conditionOn(known);
+        this.remember({ id, doc: host, writeIds: cond.priorWriteIds, ...(await this.hosts.replaceCoalesced(host, cond)) });
+        return host;
+      } catch (err) {
+        this.known.delete(id);
+        if (!(err instanceof WriteConflictError)) throw err;
+      }
+    }
     return readModifyWrite(async () => {
       const current = await this.hosts.get(id);
       const { host, changed } = mergeSighting(current?.doc, s, id);
-      if (!changed) return host;
-      if (current) {
-        await this.hosts.replace(host, conditionOn(current), { refresh: false });
-      } else {
-        await this.hosts.create(host);
+      if (!changed) {
+        if (current) this.remember(current);
+        return host;
       }
+      this.remember(current ? await this.hosts.replace(host, conditionOn(current), { refresh: false }) : await this.hosts.create(host));
       return host;
     });
+  }
+
+  /** Keeps the newer of two versions of a host (concurrent heartbeats answer in any order). */
+  private remember(h: Stored<NetworkHost>): void {
+    const prev = this.known.get(h.id);
+    if (prev && (prev.primaryTerm > h.primaryTerm || (prev.primaryTerm === h.primaryTerm && prev.seqNo >= h.seqNo))) return;
+    this.known.set(h.id, h);
   }
 
   /** GET /network-heartbeat/endpoint/{endpointId} (extension): newest first, optionally a time range. */
