@@ -25,8 +25,13 @@ export interface TokenCache {
   forgetAll(): void;
 }
 
+/** SHA-256 of a token's secret, one-shot (no Hash object: every authenticated request hashes once). */
+export function tokenDigest(secret: string): Buffer {
+  return crypto.hash('sha256', secret, 'buffer');
+}
+
 export function hashToken(secret: string): string {
-  return crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
+  return tokenDigest(secret).toString('hex');
 }
 
 /** A new opaque secret: 32 random bytes, base64url, with a recognisable prefix. */

@@ -6,16 +6,10 @@
 import crypto from 'node:crypto';
 import { TooManyRequestsError, UnauthorizedError } from '../errors.js';
 import type { Principal } from '../access/principal.js';
-import { hashToken, type TokenCache, type TokenRecord, type TokenVerifier } from '../access/tokens.js';
+import { tokenDigest, type TokenCache, type TokenRecord, type TokenVerifier } from '../access/tokens.js';
 import { RecentMap } from '../recent-map.js';
 
 export const TOKEN_HEADER = 'x-auth-token';
-
-function safeEqual(a: string, b: string): boolean {
-  const ha = crypto.createHash('sha256').update(a).digest();
-  const hb = crypto.createHash('sha256').update(b).digest();
-  return crypto.timingSafeEqual(ha, hb);
-}
 
 interface CacheEntry {
   record: TokenRecord | undefined;
@@ -102,24 +96,29 @@ export class Authenticator implements TokenCache {
   /** Hashes that were real tokens (value unused); never a reason to admit, only to look up. */
   private readonly known = new RecentMap<string, true>(MAX_VERIFIED_TOKENS);
   private readonly budget: LookupBudget;
+  /** The bootstrap admin token's digest, compared in constant time with each request's. */
+  private readonly adminDigest: Buffer | undefined;
 
   constructor(
     private readonly tokens: TokenVerifier,
-    private readonly adminToken: string | undefined,
+    adminToken: string | undefined,
     private readonly cacheSeconds: number,
     private readonly failed: FailedAuthOptions = { negativeCacheSeconds: 0, lookupsPerMinute: 0 },
   ) {
     this.budget = new LookupBudget(failed.lookupsPerMinute);
+    this.adminDigest = adminToken ? tokenDigest(adminToken) : undefined;
   }
 
   /** 401 for a missing, unknown, revoked or expired token; 429 when `client` spent its lookup budget. */
   async authenticate(secret: string | undefined, client = 'unknown'): Promise<Principal> {
     if (!secret) throw new UnauthorizedError();
-    if (this.adminToken && safeEqual(secret, this.adminToken)) {
+    // One hash per request: the admin comparison (equal-length digests, constant time) and the cache key.
+    const digest = tokenDigest(secret);
+    if (this.adminDigest && crypto.timingSafeEqual(digest, this.adminDigest)) {
       return { role: 'system', name: 'bootstrap-admin', tokenId: 'env:ECS_ADMIN_TOKEN' };
     }
     if (secret.length > 512) throw new UnauthorizedError('invalid token');
-    const hash = hashToken(secret);
+    const hash = digest.toString('hex');
     const now = Date.now();
     // Entries are set (nearly) in the order they expire: the expired ones are the oldest.
     this.cache.dropOldestWhile((e) => e.until < now);

@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from '../errors.js';
-import type { Logger } from '../log.js';
+import { accessLogOf, type Logger } from '../log.js';
 import { isLaneShed } from './admission.js';
 import type { ClientAddress } from './client-address.js';
 import { currentTraceIds } from '../trace-context.js';
@@ -42,6 +42,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Request id, client address, logger, access log and metrics. */
 export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress): Koa.Middleware {
+  const access = accessLogOf(log);
   return async (ctx, next) => {
     const start = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
@@ -50,7 +51,17 @@ export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress)
     ctx.state.requestId = requestId;
     const clientAddress = addressOf(ctx.req);
     ctx.state.clientAddress = clientAddress;
-    ctx.state.log = log.child({ requestId });
+    // Made on first use: most requests log only their access line (access.info below), and a
+    // child logger matches the redaction's paths against its bindings when it is made.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (child ??= log.child({ requestId })),
+      set: (l: Logger) => {
+        child = l;
+      },
+      configurable: true,
+      enumerable: true,
+    });
     try {
       await next();
     } finally {
@@ -61,8 +72,9 @@ export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress)
       metrics.duration.observe(labels, seconds);
       // The caller: its token id and role, once authenticated (also on a 403).
       const caller = ctx.state.principal as { tokenId?: string; role?: string } | undefined;
-      (ctx.state.log as Logger).info(
+      access.info(
         {
+          requestId,
           method: ctx.method,
           route: labels.route,
           path: ctx.path,

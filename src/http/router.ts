@@ -149,7 +149,21 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Router {
         const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
         const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
         const run = (createdId?: string): Promise<Reply> =>
-          spec.handler({ params, query, body, access, log: ctx.state.log as Logger, path: ctx.path, createdId, accepts, runInLane, onClose });
+          spec.handler({
+            params,
+            query,
+            body,
+            access,
+            // The request's logger is made on first use (src/http/observe.ts): most handlers never log.
+            get log() {
+              return ctx.state.log as Logger;
+            },
+            path: ctx.path,
+            createdId,
+            accepts,
+            runInLane,
+            onClose,
+          });
         return key === undefined
           ? run()
           : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);
