@@ -87,7 +87,7 @@ export const PAIR_SEPARATOR = '\u001f';
 /** Deterministic document id of (endpoint, name, version): repeating a report is idempotent. */
 export function softwareId(endpointId: string, name: string, version: string): string {
   // JSON of the triple is unambiguous whatever the parts contain.
-  return crypto.createHash('sha256').update(JSON.stringify([endpointId, name, version]), 'utf8').digest('base64url');
+  return crypto.hash('sha256', JSON.stringify([endpointId, name, version]), 'base64url');
 }
 
 export function pairKey(name: string, version: string): string {
@@ -127,7 +127,11 @@ export function toInventoryDoc(
   firstSeen: string,
   lastSeen: string,
 ): SoftwareInventoryDoc {
-  const c = clean(item);
+  return cleanToDoc(owner, clean(item), firstSeen, lastSeen);
+}
+
+/** toInventoryDoc of an entry already cleaned (dedupe's output). */
+function cleanToDoc(owner: InventoryOwner, c: InstalledSoftware, firstSeen: string, lastSeen: string): SoftwareInventoryDoc {
   return {
     id: softwareId(owner.id, c.name, c.version),
     endpointId: owner.id,
@@ -171,7 +175,11 @@ export interface InventoryDiff {
   unchanged: number;
 }
 
-function sameFields(a: SoftwareInventoryDoc, b: SoftwareInventoryDoc): boolean {
+/** What a report's diff reads of each stored entry (store.ts diffEntries): the fields it compares, and the times it keeps. */
+export const DIFF_FIELDS = ['id', 'orgId', 'vendor', 'installDate', 'architecture', 'firstSeen', 'lastSeen'] as const;
+export type InventoryDiffEntry = Pick<SoftwareInventoryDoc, (typeof DIFF_FIELDS)[number]>;
+
+function sameFields(a: InventoryDiffEntry, b: SoftwareInventoryDoc): boolean {
   return (
     a.orgId === b.orgId &&
     (a.vendor ?? undefined) === (b.vendor ?? undefined) &&
@@ -189,7 +197,7 @@ function sameFields(a: SoftwareInventoryDoc, b: SoftwareInventoryDoc): boolean {
 export function diffInventory(
   owner: InventoryOwner,
   reported: readonly InstalledSoftware[],
-  stored: readonly SoftwareInventoryDoc[],
+  stored: readonly InventoryDiffEntry[],
   now: Date,
   lastSeenRefreshMs: number = DEFAULT_LAST_SEEN_REFRESH_MS,
 ): InventoryDiff {
@@ -200,7 +208,7 @@ export function diffInventory(
   let created = 0;
   let unchanged = 0;
   for (const item of dedupe(reported)) {
-    const fresh = toInventoryDoc(owner, item, nowIso, nowIso);
+    const fresh = cleanToDoc(owner, item, nowIso, nowIso);
     seen.add(fresh.id);
     const old = current.get(fresh.id);
     if (!old) {

@@ -107,7 +107,7 @@ export class SoftwareInventoryService {
     items: InstalledSoftware[],
     opts: WriteOptions = {},
   ): Promise<ReplaceResult> {
-    const stored = await this.store.allMatching({ term: { endpointId: owner.id } });
+    const stored = await this.store.diffEntries(owner.id);
     const diff = diffInventory(owner, items, stored, new Date(), this.lastSeenRefreshMs);
     if (diff.upserts.length > 0 || diff.deletes.length > 0) {
       // Searchable before the answer (the next report's diff reads through search), through the

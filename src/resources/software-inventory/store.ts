@@ -5,7 +5,7 @@ import { readRetries, type StoreContext } from '../../store/client.js';
 import { storeCall } from '../../store/errors.js';
 import { NotFoundError, ServiceUnavailableError } from '../../errors.js';
 import type { PageQuery } from '../../store/page-query.js';
-import type { SoftwareInventoryDoc } from './model.js';
+import { DIFF_FIELDS, type InventoryDiffEntry, type SoftwareInventoryDoc } from './model.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
 
 /** Bulk actions per request: a full report of 10,000 new entries is one request. */
@@ -49,7 +49,16 @@ export class SoftwareInventoryStore {
    * id (one round trip for any inventory a full report can produce).
    */
   async allMatching(query: Query): Promise<SoftwareInventoryDoc[]> {
-    const out: SoftwareInventoryDoc[] = [];
+    return this.sorted<SoftwareInventoryDoc>(query);
+  }
+
+  /** An endpoint's stored entries with only the fields a report's diff compares (no names, no ancestry to parse). */
+  diffEntries(endpointId: string): Promise<InventoryDiffEntry[]> {
+    return this.sorted<InventoryDiffEntry>({ term: { endpointId } }, DIFF_FIELDS);
+  }
+
+  private async sorted<D extends { id: string }>(query: Query, source?: readonly string[]): Promise<D[]> {
+    const out: D[] = [];
     let after: estypes.SortResults | undefined;
     for (;;) {
       const res = await this.docs.search({
@@ -59,9 +68,10 @@ export class SoftwareInventoryStore {
         track_total_hits: false,
         seq_no_primary_term: false,
         version: false,
+        ...(source ? { _source: [...source] } : {}),
         ...(after ? { search_after: after } : {}),
       });
-      for (const h of res.items) out.push(h.doc);
+      for (const h of res.items) out.push(h.doc as unknown as D);
       if (res.items.length < READ_BATCH) return out;
       after = [res.items[res.items.length - 1].doc.id];
     }
