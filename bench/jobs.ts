@@ -139,7 +139,7 @@ export async function jobsBench(opts: {
     for (let w = 0; w < ALONE_WINDOWS; w++) alone.push(await connects(svc.url, admin, agentIds, connectRate, windowS));
     log(`jobs: connect alone p99 ${alone.map((x) => x.p99).join(', ')} ms`);
 
-    const created = await call<JobBody>(svc.url, admin, 'POST', '/jobs', { action: { type, module }, criteria: {} });
+    const created = await call<JobBody>(svc.url, admin, 'POST', '/jobs', { action: { type, module }, criteria: {}, allAgents: true });
     if (created.status !== 202) throw new Error(`creating the job: ${created.status} ${JSON.stringify(created.body)}`);
     log(`jobs: job ${created.body.id} (${type} ${module}) over every agent at ${ratePerSecond}/s; connects at ${connectRate}/s meanwhile`);
     // Windows of connects, each as long as the one alone, for as long as the job runs; the worst window counts.

@@ -89,6 +89,16 @@ async function main(): Promise<void> {
 
   const wanted = REGISTRY.filter((s) => s.wanted(opts.select));
   const all: Record<string, unknown> = {};
+  /** Parts that threw: the others' figures are still written, and the failure beside them. */
+  const failedParts: Record<string, string> = {};
+  const runPart = async (s: { name: string }, run: () => Promise<unknown>): Promise<void> => {
+    try {
+      all[s.name] = await run();
+    } catch (err) {
+      failedParts[s.name] = err instanceof Error ? err.message : String(err);
+      log(`${s.name}: failed, the run goes on: ${failedParts[s.name]}`);
+    }
+  };
   let servicePeakRssMb: number | undefined;
   let seedSeconds: number | undefined;
   if (wanted.some((s) => s.phase !== 'alone')) {
@@ -117,15 +127,15 @@ async function main(): Promise<void> {
       svc,
       callers: { admin: opts.admin, distributor: await mintToken(svc.url, opts.admin, 'bench-distributor-admin', DISTRIBUTOR) },
     };
-    for (const s of wanted.filter((x) => x.phase === 'service')) all[s.name] = await s.run(bench, stage);
+    for (const s of wanted.filter((x) => x.phase === 'service')) await runPart(s, () => s.run(bench, stage));
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
-    for (const s of wanted.filter((x) => x.phase === 'seeded')) all[s.name] = await s.run(bench, stage);
+    for (const s of wanted.filter((x) => x.phase === 'seeded')) await runPart(s, () => s.run(bench, stage));
     if (profileDir) {
       for (const f of fs.readdirSync(profileDir).filter((x) => x.endsWith('.cpuprofile'))) console.error(formatSummary(summarize(path.join(profileDir, f))));
     }
   }
-  for (const s of wanted.filter((x) => x.phase === 'alone')) all[s.name] = await s.run(bench, undefined);
+  for (const s of wanted.filter((x) => x.phase === 'alone')) await runPart(s, () => s.run(bench, undefined));
   await client.close();
   await stopNode?.();
 
@@ -142,6 +152,8 @@ async function main(): Promise<void> {
     seedSeconds,
     runtime: opts.runtime,
     nodeFlags: process.env.BENCH_NODE_FLAGS ?? '',
+    // A profiled service runs slower: its figures compare only with other profiled runs.
+    profiled: opts.profile,
     size,
     connections: opts.connections,
     roundSeconds: opts.roundS,
@@ -151,6 +163,7 @@ async function main(): Promise<void> {
     loadAverageAtStart: loadAtStart,
     machine: { ...machine(), elasticsearch: es.version, postgres: migration?.postgres },
     servicePeakRssMb,
+    failedParts,
     ...all,
     results,
     targets,
@@ -163,6 +176,7 @@ async function main(): Promise<void> {
   const untitled = REGISTRY.filter((s) => !s.title).map((s) => (s.name === 'results' ? s.table!(results, all) : tableOf(s)));
   console.log(`\n${[...untitled.filter((t) => t !== ''), targetsTable(targets)].join('\n\n')}\n`);
   for (const s of ran.filter((x) => x.title)) console.log(`${s.title}:\n\n${tableOf(s)}\n`);
+  for (const [name, message] of Object.entries(failedParts)) console.log(`${name}: failed, not measured: ${message}`);
   console.log(`wrote ${file}; ${out.elapsedSeconds} s in all; service peak RSS over the run ${servicePeakRssMb?.toFixed(0) ?? '-'} MB`);
 }
 

@@ -229,7 +229,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
     {
       name: 'network heartbeat',
       serviceWork:
-        "POST /network-heartbeat from a sensor whose host is known: the heartbeat written (refresh=false) while the host is read (realtime get) and rewritten conditionally on that read (refresh=false)",
+        'POST /network-heartbeat from a sensor whose host is known: the heartbeat and the host rewritten conditionally on the version this instance remembers (no read), each an item of a bulk shared with the concurrent heartbeats (refresh=false)',
       directWork: 'the same: index of the heartbeat ‖ get + conditional index of the host',
       service: (next) => ({
         method: 'POST',
