@@ -1,5 +1,5 @@
 /**
- * Group commit of whole-document writes to one index: concurrent index and create calls
+ * Group commit of whole-document writes to one index: concurrent keyed and conditional writes
  * leave in one bulk request (batcher.ts: no timer, one request per free slot), and each call
  * is answered as its own request would have been, with its item's version or its item's
  * error (a conditional write that lost its race is a WriteConflictError, item-errors.ts).
@@ -16,26 +16,29 @@ import { itemError } from './item-errors.js';
 import { versionOf, type DocVersion } from './versions.js';
 import { WRITE_IDS } from './write-token.js';
 
+/** One bulk at a time: concurrent bulks to one shard contend (docs/adr/0007-group-commit-of-connection-state.md). */
+export const GROUP_COMMIT: BatcherOptions = { maxBatch: 500, maxInFlight: 1 };
+
 interface CoalescedWrite<T> {
   id: string;
   doc: T;
-  /** Absent: create-only. */
+  /** Absent: a keyed write, whatever is stored under the id. */
   cond?: Conditional;
 }
 
 export class CoalescedWrites<T extends object> {
-  private readonly batcher: Batcher<CoalescedWrite<T> | { id: string; doc: T; keyed: true }, DocVersion>;
+  private readonly batcher: Batcher<CoalescedWrite<T>, DocVersion>;
 
   constructor(
     private readonly docs: DocStore<T>,
-    opts: BatcherOptions,
+    opts: BatcherOptions = GROUP_COMMIT,
   ) {
     this.batcher = new Batcher((items) => this.send(items), { name: `group commit ${docs.index}`, ...opts });
   }
 
   /** A keyed write, whatever is stored under the id (a retried one overwrites itself). */
   put(id: string, doc: T): Promise<DocVersion> {
-    return this.batcher.submit({ id, doc, keyed: true });
+    return this.batcher.submit({ id, doc });
   }
 
   /**
@@ -48,21 +51,15 @@ export class CoalescedWrites<T extends object> {
     return this.batcher.submit({ id, doc: kept, cond });
   }
 
-  /** Create-only; WriteConflictError when the id exists. */
-  create(id: string, doc: T): Promise<DocVersion> {
-    return this.batcher.submit({ id, doc });
-  }
-
-  private async send(items: (CoalescedWrite<T> | { id: string; doc: T; keyed: true })[]): Promise<ItemOutcome<DocVersion>[]> {
-    const operations = items.flatMap((it): (estypes.BulkOperationContainer | T)[] => {
-      if ('keyed' in it) return [{ index: { _id: it.id } }, it.doc];
-      if (it.cond) return [{ index: { _id: it.id, if_seq_no: it.cond.if_seq_no, if_primary_term: it.cond.if_primary_term } }, it.doc];
-      return [{ create: { _id: it.id } }, it.doc];
-    });
+  private async send(items: CoalescedWrite<T>[]): Promise<ItemOutcome<DocVersion>[]> {
+    const operations = items.flatMap(({ id, doc, cond }): (estypes.BulkOperationContainer | T)[] => [
+      { index: { _id: id, ...(cond ? { if_seq_no: cond.if_seq_no, if_primary_term: cond.if_primary_term } : {}) } },
+      doc,
+    ]);
     const res = await this.docs.bulk(operations, { refresh: false });
     return res.items.map((item): ItemOutcome<DocVersion> => {
-      const r = item.index ?? item.create;
-      if (!r) return { ok: false, error: new Error('bulk answered an item without an index or create result') };
+      const r = item.index;
+      if (!r) return { ok: false, error: new Error('bulk answered an item without an index result') };
       if (r.error) return { ok: false, error: itemError(r.status, r.error) };
       return { ok: true, value: versionOf(r) };
     });

@@ -9,6 +9,7 @@ import { MAX_AGGREGATION_BUCKETS } from '../../domain.js';
 import { compositeAll, compositeChunk, type TermCount } from '../../store/aggregations.js';
 import type { EndpointDoc, EndpointRecord, PresenceView } from './model.js';
 import { Batcher, type BatcherOptions, type ItemOutcome } from '../../store/batcher.js';
+import { GROUP_COMMIT } from '../../store/coalesced-writes.js';
 import { itemError } from '../../store/item-errors.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
 
@@ -42,8 +43,7 @@ export interface ConnectionStateUpdate {
  * searches into one multi-search.
  */
 export const ENDPOINT_BATCHING: Record<'connectionState' | 'reads' | 'searches', BatcherOptions> = {
-  // One bulk at a time: concurrent bulks to the one shard contend with each other (docs/adr/0007-group-commit-of-connection-state.md).
-  connectionState: { maxBatch: 500, maxInFlight: 1 },
+  connectionState: GROUP_COMMIT,
   reads: { maxBatch: 500, maxInFlight: 2 },
   searches: { maxBatch: 50, maxInFlight: 3 },
 };

@@ -34,8 +34,7 @@ export class HeartbeatStore implements GenerationalIndex {
   private readonly writes: CoalescedWrites<NetworkHeartbeatDoc>;
   constructor(ctx: StoreContext) {
     this.docs = new DocStore<NetworkHeartbeatDoc>(ctx, HEARTBEATS_ORG_SCOPE.index, 'network heartbeat', { orgField: HEARTBEATS_ORG_SCOPE.orgField });
-    // The write alias takes one bulk at a time, as the endpoints' group commit (docs/adr/0007-group-commit-of-connection-state.md).
-    this.writes = new CoalescedWrites(this.docs, { maxBatch: 500, maxInFlight: 1 });
+    this.writes = new CoalescedWrites(this.docs);
     this.generationsOf = new RolloverAlias(ctx, 'network-heartbeats', 'timestamp');
   }
 

@@ -1,7 +1,7 @@
 /** The network-hosts index: one NetworkHost per org and MAC (or IP); the only code that touches it. */
 import type { estypes } from '@elastic/elasticsearch';
 import { DocStore, type Query, type SearchResult, type Stored, type WriteOptions } from '../../store/doc-store.js';
-import { CoalescedWrites } from '../../store/coalesced-writes.js';
+import { CoalescedWrites, GROUP_COMMIT } from '../../store/coalesced-writes.js';
 import type { BatcherOptions } from '../../store/batcher.js';
 import type { Conditional } from '../../store/doc-types.js';
 import type { DocVersion } from '../../store/versions.js';
@@ -30,8 +30,7 @@ export const NETWORK_HOSTS_ORG_SCOPE: OrgScopedIndex = { index: 'network-hosts',
 /** Heartbeats sight hosts on the hot path: their reads travel in one multi-get and their writes in one bulk. */
 export const HOST_BATCHING: Record<'reads' | 'writes', BatcherOptions> = {
   reads: { maxBatch: 500, maxInFlight: 2 },
-  // One bulk at a time, as the endpoints' group commit (docs/adr/0007-group-commit-of-connection-state.md).
-  writes: { maxBatch: 500, maxInFlight: 1 },
+  writes: GROUP_COMMIT,
 };
 
 export class NetworkHostStore {

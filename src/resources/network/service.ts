@@ -4,7 +4,7 @@
  * host's status and search hosts.
  */
 import type { Access } from '../../access/access.js';
-import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError, WriteConflictError } from '../../errors.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { RecentMap } from '../../recent-map.js';
 import { toPage, type Page } from '../../domain.js';
 import { pageQuery } from '../../store/page-query.js';
@@ -81,30 +81,33 @@ export class NetworkService {
     return hb;
   }
 
-  /** Merge on the remembered version and write conditionally; on a conflict (or unknown host) read, merge, write. */
-  private async upsertHost(s: HostSighting): Promise<NetworkHost> {
+  /**
+   * Read (or take the remembered version), merge, write conditionally; on a conflict read again.
+   * A known host's write joins the hot path's group commit; a new host's create is searchable
+   * when it answers.
+   */
+  private upsertHost(s: HostSighting): Promise<NetworkHost> {
     const id = sightingId(s);
-    const known = this.known.get(id);
-    if (known) {
-      const { host, changed } = mergeSighting(known.doc, s, id);
-      if (!changed) return host;
-      try {
-        const cond = conditionOn(known);
-        this.remember({ id, doc: host, writeIds: cond.priorWriteIds, ...(await this.hosts.replaceCoalesced(host, cond)) });
-        return host;
-      } catch (err) {
-        this.known.delete(id);
-        if (!(err instanceof WriteConflictError)) throw err;
-      }
-    }
+    let remembered = this.known.get(id);
     return readModifyWrite(async () => {
-      const current = await this.hosts.get(id);
+      const current = remembered ?? (await this.hosts.get(id));
+      // Only the first attempt trusts memory: after a conflict the store is read.
+      remembered = undefined;
       const { host, changed } = mergeSighting(current?.doc, s, id);
       if (!changed) {
         if (current) this.remember(current);
         return host;
       }
-      this.remember(current ? await this.hosts.replace(host, conditionOn(current), { refresh: false }) : await this.hosts.create(host));
+      try {
+        if (!current) this.remember(await this.hosts.create(host));
+        else {
+          const cond = conditionOn(current);
+          this.remember({ id, doc: host, writeIds: cond.priorWriteIds, ...(await this.hosts.replaceCoalesced(host, cond)) });
+        }
+      } catch (err) {
+        this.known.delete(id);
+        throw err;
+      }
       return host;
     });
   }
