@@ -13,6 +13,7 @@ import { versionOf } from './versions.js';
 import { Batcher, type ItemOutcome } from './batcher.js';
 import { itemError } from './item-errors.js';
 import { pitPages } from './pit.js';
+import { pageAndCount } from './page-total.js';
 import { ConflictError, WriteConflictError } from '../errors.js';
 import {
   LAST_WRITE_WINS_RETRIES,
@@ -27,7 +28,7 @@ import {
   type WriteOptions,
   type Conditional,
 } from './doc-types.js';
-import { orgOf, orgPathFields, pathsOf, stripPath, withPath, type OrgPathFields } from './org-path.js';
+import { orgOf, orgPathFields, stampBulk, stripPath, withPath, type OrgPathFields } from './org-path.js';
 import { carriesWriteIds, landedAs, newWriteId, takeWriteIds, unlessLanded, withWriteId } from './write-token.js';
 
 export { LAST_WRITE_WINS_RETRIES, type DocStoreBatching, type Query, type SearchBody, type SearchResult, type Sort, type Stored, type WriteOptions } from './doc-types.js';
@@ -92,41 +93,8 @@ export class DocStore<T extends object> {
   }
 
   /** Bulk operations with the ancestry stamped on every source (index, create) and partial document (update) naming an organization. */
-  private async stampOperations(ops: estypes.BulkRequest['operations']): Promise<estypes.BulkRequest['operations']> {
-    const f = this.orgPath;
-    const ancestry = this.ctx.ancestry;
-    if (!f || !ancestry || !ops) return ops;
-    type Update = { doc?: unknown; upsert?: unknown };
-    const bodies: { at: number; kind: 'source' | 'update' }[] = [];
-    const orgs: string[] = [];
-    for (let i = 0; i < ops.length; i++) {
-      const action = ops[i] as Record<string, unknown>;
-      if ('delete' in action) continue;
-      const kind = 'update' in action ? 'update' : 'source';
-      const body = ops[i + 1];
-      i++;
-      const named = kind === 'update' ? [orgOf((body as Update).doc, f), orgOf((body as Update).upsert, f)] : [orgOf(body, f)];
-      const present = named.filter((o): o is string => o !== undefined);
-      if (present.length === 0) continue;
-      orgs.push(...present);
-      bodies.push({ at: i, kind });
-    }
-    if (bodies.length === 0) return ops;
-    const paths = await pathsOf(ancestry, orgs);
-    const out = [...ops];
-    const stampOne = (d: unknown): unknown => {
-      const o = orgOf(d, f);
-      return o === undefined ? d : withPath(d, f, paths.get(o) ?? [o]);
-    };
-    for (const b of bodies) {
-      const body = out[b.at];
-      if (b.kind === 'source') out[b.at] = stampOne(body) as (typeof out)[number];
-      else {
-        const u = body as Update;
-        out[b.at] = { ...u, ...(u.doc !== undefined ? { doc: stampOne(u.doc) } : {}), ...(u.upsert !== undefined ? { upsert: stampOne(u.upsert) } : {}) } as (typeof out)[number];
-      }
-    }
-    return out;
+  private stampOperations(ops: estypes.BulkRequest['operations']): Promise<estypes.BulkRequest['operations']> {
+    return this.orgPath && this.ctx.ancestry ? stampBulk(ops, this.orgPath, this.ctx.ancestry) : Promise.resolve(ops);
   }
 
   /** Makes every write to this index acknowledged before the call searchable (see visibility.ts). */
@@ -287,6 +255,11 @@ export class DocStore<T extends object> {
 
   /** A search returning typed hits with their versions. Batched: concurrent ones travel in one multi-search. */
   async search(req: SearchBody): Promise<SearchResult<T>> {
+    const apart = pageAndCount(req);
+    if (apart) {
+      const [page, count] = await this.searchTogether(apart);
+      return { ...page, total: count.total };
+    }
     if (this.searches) return this.searches.submit(req);
     const res = await storeCall(() =>
       this.ctx.client.search<T>(
@@ -295,6 +268,16 @@ export class DocStore<T extends object> {
       ),
     );
     return this.toSearchResult(res);
+  }
+
+  /** Searches that travel in one multi-search: the shared one where searches are coalesced, else one of their own. */
+  private async searchTogether(bodies: SearchBody[]): Promise<SearchResult<T>[]> {
+    const shared = this.searches;
+    if (shared) return Promise.all(bodies.map((b) => shared.submit(b)));
+    return (await this.msearchOutcomes(bodies)).map((o) => {
+      if (!o.ok) throw o.error;
+      return o.value;
+    });
   }
 
   /** Exact count; where searches are coalesced, a size-0 search in the shared multi-search, not a request of its own. */

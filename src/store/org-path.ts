@@ -5,6 +5,7 @@
  * the subtree's size. The store stamps it on every write that sets the organization field and
  * strips it from every record it reads: it is an index detail, never part of a response.
  */
+import type { estypes } from '@elastic/elasticsearch';
 
 /** Where an index keeps the organization of its records and their ancestry. */
 export interface OrgPathFields {
@@ -80,4 +81,44 @@ export async function pathsOf(ancestry: OrgAncestry, orgIds: Iterable<string>): 
   const unique = [...new Set(orgIds)];
   const paths = await Promise.all(unique.map((o) => ancestry.pathOf(o)));
   return new Map(unique.map((o, i) => [o, paths[i]]));
+}
+
+/** Bulk operations with the ancestry stamped on every source (index, create) and partial document (update) naming an organization. */
+export async function stampBulk(
+  ops: estypes.BulkRequest['operations'],
+  f: OrgPathFields,
+  ancestry: OrgAncestry,
+): Promise<estypes.BulkRequest['operations']> {
+  if (!ops) return ops;
+  type Update = { doc?: unknown; upsert?: unknown };
+  const bodies: { at: number; kind: 'source' | 'update' }[] = [];
+  const orgs: string[] = [];
+  for (let i = 0; i < ops.length; i++) {
+    const action = ops[i] as Record<string, unknown>;
+    if ('delete' in action) continue;
+    const kind = 'update' in action ? 'update' : 'source';
+    const body = ops[i + 1];
+    i++;
+    const named = kind === 'update' ? [orgOf((body as Update).doc, f), orgOf((body as Update).upsert, f)] : [orgOf(body, f)];
+    const present = named.filter((o): o is string => o !== undefined);
+    if (present.length === 0) continue;
+    orgs.push(...present);
+    bodies.push({ at: i, kind });
+  }
+  if (bodies.length === 0) return ops;
+  const paths = await pathsOf(ancestry, orgs);
+  const out = [...ops];
+  const stampOne = (d: unknown): unknown => {
+    const o = orgOf(d, f);
+    return o === undefined ? d : withPath(d, f, paths.get(o) ?? [o]);
+  };
+  for (const b of bodies) {
+    const body = out[b.at];
+    if (b.kind === 'source') out[b.at] = stampOne(body) as (typeof out)[number];
+    else {
+      const u = body as Update;
+      out[b.at] = { ...u, ...(u.doc !== undefined ? { doc: stampOne(u.doc) } : {}), ...(u.upsert !== undefined ? { upsert: stampOne(u.upsert) } : {}) } as (typeof out)[number];
+    }
+  }
+  return out;
 }
