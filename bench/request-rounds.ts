@@ -39,12 +39,34 @@ export async function requestScenarios(bench: Bench, stage: Stage): Promise<Scen
 }
 
 async function measure(bench: Bench, stage: Stage, hop: ServiceProcess, sc: Scenario): Promise<ScenarioResult> {
+  const { log } = bench;
+  const waited = await bench.settle();
+  const stopBackground = sc.background?.();
+  let res: ScenarioResult | undefined;
+  try {
+    res = await measureRounds(bench, stage, hop, sc, waited);
+  } finally {
+    const done = await stopBackground?.();
+    if (done !== undefined) {
+      log(`${sc.name}: ${done} background writes beside it`);
+      if (res) res.backgroundWrites = done;
+    }
+  }
+  return res;
+}
+
+async function measureRounds(
+  bench: Bench,
+  stage: Stage,
+  hop: ServiceProcess,
+  sc: Scenario,
+  waited: number,
+): Promise<ScenarioResult> {
   const { opts, client, esPid, log } = bench;
   const { svc, callers } = stage;
   const { connections, roundS, warmupS, rounds, noDirect } = opts;
   const shoot = (seconds: number, rate?: number) => cannon(svc.url, connections, callers, sc, seconds, rate);
   const k = stage.every.indexOf(sc);
-  const waited = await bench.settle();
   const quiet = watchQuiet(esPid);
   log(`${sc.name}: Elasticsearch settled in ${waited.toFixed(0)} s; warm-up`);
   const warm = await shoot(warmupS);

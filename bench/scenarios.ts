@@ -13,7 +13,7 @@ import type { EndpointDoc } from '../src/resources/endpoints/model.js';
 import { dedupe, diffInventory, type InstalledSoftware, type SoftwareInventoryDoc } from '../src/resources/software-inventory/model.js';
 import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
 import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
-import { seededInventory, type Seeded } from './seed.js';
+import { agentOrg, seededInventory, type Seeded } from './seed.js';
 
 /** The UTM model aggregation's search over a subtree, as the service sends it. */
 function utmModelAggregation(client: Client, endpoints: string, orgId: string): Promise<unknown> {
@@ -28,20 +28,68 @@ function utmModelAggregation(client: Client, endpoints: string, orgId: string): 
   });
 }
 
+/** The distributor's first page as the service sends it (docs/adr/0132): the hits and the exact count, two searches of one multi-search, never from the request cache. */
+function distributorFirstPage(client: Client, endpoints: string, distributor: string): Promise<unknown> {
+  const query = endpointCriteriaQuery({}, { term: { orgPath: distributor } });
+  const { track_total_hits: _exact, ...page } = pageQuery({ page: 0, size: 20 }, ENDPOINT_SORT);
+  return client.msearch({
+    index: endpoints,
+    searches: [
+      { request_cache: false },
+      { query, ...page, track_total_hits: false, seq_no_primary_term: true, version: true },
+      { request_cache: false },
+      { query, size: 0, track_total_hits: true },
+    ],
+  });
+}
+
+/**
+ * A write every 100 ms to one endpoint of the distributor's subtree, searchable at once: each
+ * one clears the request cache of the endpoints' shard, so the service's pages are computed
+ * anew ten times a second, as on a fleet that reports in. Answers a stop that counts the writes.
+ */
+function writerEvery100ms(client: Client, endpoints: string, endpointId: string): () => Promise<number> {
+  let running = true;
+  let writes = 0;
+  const loop = (async () => {
+    while (running) {
+      const started = Date.now();
+      await client.update({ index: endpoints, id: endpointId, doc: { updatedAt: new Date().toISOString() }, refresh: true });
+      writes++;
+      await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - started))));
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return writes;
+  };
+}
+
 /** The distributor admin's view: its agents' first page, its UTM count and UTM model aggregation, all over its whole subtree. */
-function distributorScenarios(client: Client, endpoints: string, distributor: string): Scenario[] {
+function distributorScenarios(client: Client, endpoints: string, distributor: string, subtreeAgent: string): Scenario[] {
   const scope = { term: { orgPath: distributor } };
   const pageRequest = { page: 0, size: 20 };
   const utm = { orgId: distributor, includeChildren: true };
+  const firstPage: Pick<Scenario, 'caller' | 'service' | 'direct' | 'directWork'> = {
+    caller: 'distributor',
+    service: () => ({ method: 'POST', path: `${API}/endpoint/page-search`, body: JSON.stringify({ criteria: {}, pageRequest }) }),
+    direct: () => distributorFirstPage(client, endpoints, distributor),
+    directWork: 'the same two searches in one multi-search, without the request cache',
+  };
   return [
     {
+      ...firstPage,
       name: 'distributor page-search',
-      caller: 'distributor',
-      serviceWork: "POST /endpoint/page-search {} by an admin of the distributor, 20 per page: its whole subtree (one term on the records' ancestry), sorted by id, total counted",
-      directWork: 'the same search body',
-      service: () => ({ method: 'POST', path: `${API}/endpoint/page-search`, body: JSON.stringify({ criteria: {}, pageRequest }) }),
-      direct: () =>
-        client.search({ index: endpoints, query: endpointCriteriaQuery({}, scope), ...pageQuery(pageRequest, ENDPOINT_SORT), seq_no_primary_term: true, version: true }),
+      serviceWork:
+        "POST /endpoint/page-search {} by an admin of the distributor, 20 per page: its whole subtree (one term on the records' ancestry), sorted by id, " +
+        'total counted apart (hits and count in one multi-search)',
+    },
+    {
+      ...firstPage,
+      name: 'distributor page-search, a write every 100 ms',
+      serviceWork: 'the distributor page-search while one of its endpoints is written every 100 ms with refresh=true (each write clears the request cache)',
+      background: () => writerEvery100ms(client, endpoints, subtreeAgent),
     },
     {
       name: 'distributor count',
@@ -76,6 +124,8 @@ export interface Scenario {
   direct: (i: number) => Promise<unknown>;
   /** Whose token the service's requests carry: the bench's system token unless `distributor` (an admin of the distributor). */
   caller?: 'distributor';
+  /** Work beside the scenario while it is measured (the service's, the hop's and the direct rounds); answers its stop, which counts what it did. */
+  background?: () => () => Promise<number>;
 }
 
 export interface ScenarioContext {
@@ -87,6 +137,18 @@ export interface ScenarioContext {
   subtree: string[];
   /** The distributor: the root holding most organizations and endpoints. */
   distributor: string;
+}
+
+/** The first seeded agent in `root`'s subtree (the seed's placement rule). */
+function agentBelow(seeded: Seeded, root: string): string {
+  const rootOf = (org: string): string => {
+    let at = org;
+    for (let up = seeded.parents.get(at); up !== undefined; up = seeded.parents.get(at)) at = up;
+    return at;
+  };
+  const i = seeded.agentIds.findIndex((_, k) => rootOf(agentOrg(seeded.orgs, k)) === root);
+  if (i < 0) throw new Error(`no seeded agent below ${root}`);
+  return seeded.agentIds[i];
 }
 
 const pick = <T>(list: readonly T[], i: number): T => list[(i * 7919) % list.length];
@@ -260,6 +322,6 @@ export function scenarios(x: ScenarioContext): Scenario[] {
         ]);
       },
     },
-    ...distributorScenarios(client, endpoints, x.distributor),
+    ...distributorScenarios(client, endpoints, x.distributor, agentBelow(seeded, x.distributor)),
   ];
 }

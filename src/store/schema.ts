@@ -23,6 +23,7 @@ import { putTemplate } from './put-template.js';
 import { LeaseStore } from './lease.js';
 import { reindex, type ReindexOptions, type ReindexResult } from './reindex.js';
 import { ConflictError } from '../errors.js';
+import { staticSettingsChanged } from './static-settings.js';
 
 /** Another run (an instance or the ops CLI) holds the reindex lease of that index. */
 export class ReindexLeaseHeldError extends ConflictError {}
@@ -240,7 +241,8 @@ export async function upgradeMappings(
       if (have > t.version) check.newerMappings[index] = have;
       if (have >= t.version) continue;
       const kept = objectParametersKept(t.template.mappings, mappings[index]?.mappings);
-      if (kept.length === 0 && (await putMappingInPlace(ctx, index, t))) {
+      const settings = await staticSettingsChanged(ctx, index, t.template.settings);
+      if (kept.length === 0 && settings.length === 0 && (await putMappingInPlace(ctx, index, t))) {
         check.mappingsInPlace.push(index);
         continue;
       }
@@ -252,7 +254,7 @@ export async function upgradeMappings(
         (err: unknown) => `refused: ${(err as Error).message}`,
       );
       log?.warn(
-        { index, alias, mappingVersion: have, templateVersion: t.version, fieldsAdded: added, ...(kept.length > 0 ? { objectParametersKept: kept } : {}) },
+        { index, alias, mappingVersion: have, templateVersion: t.version, fieldsAdded: added, ...(kept.length > 0 ? { objectParametersKept: kept } : {}), ...(settings.length > 0 ? { staticSettingsChanged: settings } : {}) },
         `index ${index} has mapping version ${have}, older than its template (${t.version}), and Elasticsearch cannot make the change in place (it took the added fields): it moves to a new generation in the background (by hand: npm run ops -- reindex ${t.name})`,
       );
       if (!refused.includes(t)) refused.push(t);

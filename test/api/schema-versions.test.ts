@@ -10,6 +10,7 @@ import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
 import { waitFor } from '../helpers/wait.js';
 import { loadTemplates } from '../../src/store/indices.js';
+import { agentDoc } from '../helpers/endpoint-store.js';
 
 interface LogLine {
   level: number;
@@ -157,5 +158,58 @@ describe('schema versions: a change Elasticsearch acknowledges without applying'
     expect(warned, 'the start-up warning names the object').to.be.a('string');
     expect(warned).to.contain('"fieldsAdded":["orgPath"]');
     expect((await app.admin.get('/jobs')).status).to.equal(200);
+  });
+});
+
+describe('schema versions: an index built before its template sorted it', function () {
+  this.timeout(600_000);
+  const prefix = `${RUN_PREFIX}-zsorted`;
+  const alias = `${prefix}-endpoints`;
+  // Written in an order that is not the ids' order, so the page shows the sort.
+  const ids = Array.from({ length: 25 }, (_, i) => `agent-${String((i * 7) % 25).padStart(2, '0')}`);
+  let app: TestApp;
+  let es: Client;
+
+  before(async () => {
+    es = new Client({ node: (await testElasticsearch()).url });
+    // The endpoints index as the release before the sort built it: same fields, no index sort.
+    const t = loadTemplates().find((x) => x.name === 'endpoints');
+    if (!t) throw new Error('endpoints template');
+    const { sort, ...unsorted } = t.template.settings as Record<string, unknown>;
+    expect(sort, 'the endpoints template sorts its index').to.deep.equal({ field: 'id', order: 'asc' });
+    await es.indices.create({
+      index: `${alias}-000001`,
+      aliases: { [alias]: { is_write_index: true } },
+      settings: unsorted,
+      mappings: { ...t.template.mappings, _meta: { version: t.version - 1 } },
+    });
+    await es.bulk({ index: alias, refresh: true, operations: ids.flatMap((id) => [{ create: { _id: id } }, agentDoc(id, 'org-before-sort')]) });
+    app = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_SCHEMA_CHECK_SECONDS: '1' });
+  });
+  after(async () => {
+    await app?.close();
+    await es?.close();
+  });
+
+  it('moves the endpoints into a generation sorted by id, and its pages count every record', async () => {
+    const swapped = await waitFor(
+      async () => Object.keys(await es.indices.getAlias({ name: alias })),
+      (indices) => indices.length === 1 && indices[0] === `${alias}-000002`,
+      60_000,
+      100,
+    );
+    expect(swapped.met, `alias on ${swapped.value.join(', ')}`).to.equal(true);
+    const settings = await es.indices.getSettings({ index: `${alias}-*`, flat_settings: true });
+    expect(settings[`${alias}-000002`].settings).to.deep.include({ 'index.sort.field': 'id', 'index.sort.order': 'asc' });
+    expect(settings[`${alias}-000001`].settings).to.not.have.property('index.sort.field');
+    const warned = app.logs.find((l) => l.includes('"staticSettingsChanged"'));
+    expect(warned, 'the start-up warning names the settings').to.contain('"staticSettingsChanged":["sort.field","sort.order"]');
+
+    const page = await app.admin.post('/endpoint/page-search', { criteria: {}, pageRequest: { page: 1, size: 10 } });
+    expect(page.status, page.text).to.equal(200);
+    const body = page.body as { totalCount: number; totalPages: number; items: { id: string }[] };
+    expect(body.totalCount).to.equal(25);
+    expect(body.totalPages).to.equal(3);
+    expect(body.items.map((e) => e.id)).to.deep.equal([...ids].sort().slice(10, 20));
   });
 });
