@@ -102,15 +102,40 @@ describe('schema versions: templates across releases', function () {
   });
 });
 
+/**
+ * Hooks of a describe block whose store holds an index an earlier release built (`build`), on
+ * which the app then starts, checking the schema every second.
+ */
+function startedOnOlderIndex(prefix: string, build: (es: Client) => Promise<void>): { app: TestApp; es: Client } {
+  const started = {} as { app: TestApp; es: Client };
+  before(async () => {
+    started.es = new Client({ node: (await testElasticsearch()).url });
+    await build(started.es);
+    started.app = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_SCHEMA_CHECK_SECONDS: '1' });
+  });
+  after(async () => {
+    await started.app?.close();
+    await started.es?.close();
+  });
+  return started;
+}
+
+/** Waits until `alias` points at its second generation alone. */
+async function expectSecondGeneration(es: Client, alias: string): Promise<void> {
+  const swapped = await waitFor(
+    async () => Object.keys(await es.indices.getAlias({ name: alias })),
+    (indices) => indices.length === 1 && indices[0] === `${alias}-000002`,
+    60_000,
+    100,
+  );
+  expect(swapped.met, `alias on ${swapped.value.join(', ')}`).to.equal(true);
+}
+
 describe('schema versions: a change Elasticsearch acknowledges without applying', function () {
   this.timeout(600_000);
   const prefix = `${RUN_PREFIX}-zgeneration`;
   const alias = `${prefix}-jobs`;
-  let app: TestApp;
-  let es: Client;
-
-  before(async () => {
-    es = new Client({ node: (await testElasticsearch()).url });
+  const started = startedOnOlderIndex(prefix, async (es) => {
     // The jobs index as the release before jobs version 2 built it: the creator an unindexed
     // object, no organization path. Given the template's properties for the creator,
     // Elasticsearch acknowledges the put and keeps the object disabled.
@@ -128,22 +153,12 @@ describe('schema versions: a change Elasticsearch acknowledges without applying'
         _meta: { version: jobs.version - 1 },
       },
     });
-    app = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_SCHEMA_CHECK_SECONDS: '1' });
-  });
-  after(async () => {
-    await app?.close();
-    await es?.close();
   });
 
   it('moves the index into its next generation instead of marking the old one upgraded', async () => {
+    const { app, es } = started;
     const jobs = loadTemplates().find((t) => t.name === 'jobs');
-    const swapped = await waitFor(
-      async () => Object.keys(await es.indices.getAlias({ name: alias })),
-      (indices) => indices.length === 1 && indices[0] === `${alias}-000002`,
-      60_000,
-      100,
-    );
-    expect(swapped.met, `alias on ${swapped.value.join(', ')}`).to.equal(true);
+    await expectSecondGeneration(es, alias);
     const mapping = await es.indices.getMapping({ index: [`${alias}-000001`, `${alias}-000002`] });
     const next = mapping[`${alias}-000002`].mappings;
     expect(next._meta).to.deep.include({ version: jobs?.version });
@@ -167,11 +182,7 @@ describe('schema versions: an index built before its template sorted it', functi
   const alias = `${prefix}-endpoints`;
   // Written in an order that is not the ids' order, so the page shows the sort.
   const ids = Array.from({ length: 25 }, (_, i) => `agent-${String((i * 7) % 25).padStart(2, '0')}`);
-  let app: TestApp;
-  let es: Client;
-
-  before(async () => {
-    es = new Client({ node: (await testElasticsearch()).url });
+  const started = startedOnOlderIndex(prefix, async (es) => {
     // The endpoints index as the release before the sort built it: same fields, no index sort.
     const t = loadTemplates().find((x) => x.name === 'endpoints');
     if (!t) throw new Error('endpoints template');
@@ -184,21 +195,11 @@ describe('schema versions: an index built before its template sorted it', functi
       mappings: { ...t.template.mappings, _meta: { version: t.version - 1 } },
     });
     await es.bulk({ index: alias, refresh: true, operations: ids.flatMap((id) => [{ create: { _id: id } }, agentDoc(id, 'org-before-sort')]) });
-    app = await startTestApp({ ECS_INDEX_PREFIX: prefix, ECS_SCHEMA_CHECK_SECONDS: '1' });
-  });
-  after(async () => {
-    await app?.close();
-    await es?.close();
   });
 
   it('moves the endpoints into a generation sorted by id, and its pages count every record', async () => {
-    const swapped = await waitFor(
-      async () => Object.keys(await es.indices.getAlias({ name: alias })),
-      (indices) => indices.length === 1 && indices[0] === `${alias}-000002`,
-      60_000,
-      100,
-    );
-    expect(swapped.met, `alias on ${swapped.value.join(', ')}`).to.equal(true);
+    const { app, es } = started;
+    await expectSecondGeneration(es, alias);
     const settings = await es.indices.getSettings({ index: `${alias}-*`, flat_settings: true });
     expect(settings[`${alias}-000002`].settings).to.deep.include({ 'index.sort.field': 'id', 'index.sort.order': 'asc' });
     expect(settings[`${alias}-000001`].settings).to.not.have.property('index.sort.field');
