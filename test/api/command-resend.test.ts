@@ -7,7 +7,8 @@
  * reaches the store through a proxy that causes exactly that.
  */
 import { expect } from 'chai';
-import { expectErrorBody, startTestApp, type TestApp } from '../helpers/app.js';
+import { Client } from '@elastic/elasticsearch';
+import { expectErrorBody, RUN_PREFIX, startTestApp, type TestApp } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { startLossyProxy, type LossyProxy } from '../helpers/lossy-proxy.js';
 import type { Api } from '../helpers/http.js';
@@ -27,11 +28,12 @@ describe('command moves re-sent by the store', function () {
   let app: TestApp;
   let admin: Api;
   let endpointId: string;
+  let org: string;
 
   before(async () => {
     proxy = await startLossyProxy((await testElasticsearch()).url);
     app = await startTestApp({}, { elasticsearchUrl: proxy.url });
-    const org = await app.world.org();
+    org = await app.world.org();
     admin = app.world.as(await app.world.token('admin', org));
     endpointId = (await app.world.endpoint(org)).id;
   });
@@ -40,8 +42,8 @@ describe('command moves re-sent by the store', function () {
     await proxy?.close();
   });
 
-  async function message(): Promise<Message> {
-    const res = await admin.post<Message>(`/command-message/endpoint/${endpointId}`, { module: 'cmd', name: 'ping' });
+  async function message(to = endpointId): Promise<Message> {
+    const res = await admin.post<Message>(`/command-message/endpoint/${to}`, { module: 'cmd', name: 'ping' });
     expect(res.status, res.text).to.equal(201);
     return res.body;
   }
@@ -98,6 +100,26 @@ describe('command moves re-sent by the store', function () {
     expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`), 409);
     expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`, undefined, { headers: { 'Idempotency-Key': `other-${m.id}` } }), 409);
     expectErrorBody(await admin.get(`/command-message/delivery/${m.uuid}`), 404);
+  });
+
+  it('a SENT move whose endpoint cannot be stamped (its index refusing writes, as in a reindex\u2019s swap) lands, is answered 200 and records its delivery', async () => {
+    // An endpoint of its own: one stamped a moment ago is not stamped again.
+    const m = await message((await app.world.endpoint(org)).id);
+    const es = new Client({ node: (await testElasticsearch()).url });
+    const endpoints = `${RUN_PREFIX}-endpoints`;
+    await es.indices.putSettings({ index: endpoints, settings: { 'index.blocks.write': true } });
+    let moved;
+    try {
+      moved = await admin.patch<Message>(`/command-message/${m.id}/status/SENT`);
+    } finally {
+      await es.indices.putSettings({ index: endpoints, settings: { 'index.blocks.write': false } });
+      await es.close();
+    }
+    expect(moved.status, moved.text).to.equal(200);
+    expect(moved.body.status).to.equal('SENT');
+    const delivery = await admin.get<{ status: string }>(`/command-message/delivery/${m.uuid}`);
+    expect(delivery.status, delivery.text).to.equal(200);
+    expect(delivery.body.status).to.equal('DELIVERED');
   });
 
   it('a conflict that is not the move itself stays a 409', async () => {

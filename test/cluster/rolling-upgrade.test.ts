@@ -160,11 +160,15 @@ describe('rolling upgrade from the previous release, on one store', function () 
     /** The instances' addresses, as the load balancer sees them (the old one changes when restarted). */
     const targets: Target[] = [{ name: 'old', api: new Api(old.url, token), inFlight: 0 }];
 
-    /** `created`: every command message created, id → uuid; `sent`: those whose move to SENT was acknowledged. */
+    /**
+     * `created`: every command message created, id → uuid; `sent`: those whose move to SENT was
+     * acknowledged; `oldMove503`: those whose move the previous release answered 503.
+     */
     const acked = {
       endpoints: [] as string[],
       created: new Map<string, string>(),
       sent: new Map<string, string>(),
+      oldMove503: new Set<string>(),
       jobs: [] as string[],
     };
     const answers: Record<string, number> = {};
@@ -221,15 +225,18 @@ describe('rolling upgrade from the previous release, on one store', function () 
       if (msg) {
         const { id, uuid } = msg.body as { id: string; uuid: string };
         acked.created.set(id, uuid);
-        // The gateway repeats a move answered 503; the repeat completes a move that landed.
+        // The gateway repeats a move answered 503 under the same Idempotency-Key; through this
+        // release the repeat completes a move that landed (docs/adr/0111).
+        const key = { headers: { 'Idempotency-Key': `move-${id}` } };
         for (let attempt = 0; attempt < 20; attempt++) {
           let status = 0;
           const moved = await write(target, 'commandMove', async () => {
-            const res = await api.patch(`/command-message/${id}/status/SENT`);
+            const res = await api.patch(`/command-message/${id}/status/SENT`, undefined, key);
             status = res.status;
             return res;
           });
           if (moved) acked.sent.set(id, uuid);
+          if (status === 503 && target.name === 'old') acked.oldMove503.add(id);
           if (moved || status !== 503) break;
         }
       }
@@ -335,18 +342,23 @@ describe('rolling upgrade from the previous release, on one store', function () 
 
     // Every acknowledged write, read back through both instances.
     const missing: string[] = [];
+    let previousReleaseUndelivered = 0;
     for (const { name, api } of targets) {
       for (const id of acked.endpoints) {
         const res = await api.get(`/endpoint/${id}`);
         if (res.status !== 200) missing.push(`endpoint ${id} (${name}): ${res.status}`);
       }
-      // A message acknowledged SENT reads SENT; any message found SENT has its delivery record.
+      // A message acknowledged SENT reads SENT; any message found SENT has its delivery record,
+      // but one the previous release answered 503 on its move: that release failed a landed move
+      // when its endpoint's sign of life was refused (the endpoints index blocked for the swap),
+      // and without keyed moves its repeat is refused SENT → SENT. Counted, not hidden.
       for (const [id, uuid] of acked.created) {
         const msg = await api.get<{ status: string }>(`/command-message/${id}`);
         if (msg.status !== 200 || (acked.sent.has(id) && msg.body.status !== 'SENT'))
           missing.push(`command ${id} (${name}): ${msg.status} ${msg.body.status}`);
-        if (msg.body.status === 'SENT' && (await api.get(`/command-message/delivery/${uuid}`)).status !== 200)
-          missing.push(`delivery ${uuid} of a SENT message (${name})`);
+        if (msg.body.status !== 'SENT' || (await api.get(`/command-message/delivery/${uuid}`)).status === 200) continue;
+        if (acked.sent.has(id) || !acked.oldMove503.has(id)) missing.push(`delivery ${uuid} of a SENT message (${name})`);
+        else if (name === 'new') previousReleaseUndelivered++;
       }
       for (const id of acked.jobs) {
         const res = await api.get(`/jobs/${id}`);
@@ -354,6 +366,7 @@ describe('rolling upgrade from the previous release, on one store', function () 
       }
     }
     report.missing = missing.length;
+    report.previousReleaseUndelivered = previousReleaseUndelivered;
     report.undeclared = undeclared.length;
     expect(undeclared, undeclared.slice(0, 10).join('\n')).to.deep.equal([]);
     expect(missing, missing.slice(0, 10).join('\n')).to.deep.equal([]);

@@ -240,7 +240,12 @@ export class CommandService {
     }
     const now = new Date().toISOString();
     const by = access.userKey;
-    const signOfLife = this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId) : undefined;
+    // The sign of life is bookkeeping beside the move, never its outcome: a stamp refused (the
+    // endpoints index blocked for a reindex's swap, say) must not answer a landed move 503 and
+    // leave it SENT without its delivery record (docs/adr/0133-a-move-is-not-its-sign-of-life.md).
+    // An unwritten stamp is written by the endpoint's next sign of life.
+    const signOfLife =
+      this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId).catch(() => undefined) : undefined;
     // Every move a message can take (its retries, then one final move) keeps its id.
     // Each entry: the move's id, the status it set and the retries it left (what its repeat answers).
     const moveIds = [...(hit.doc.moveIds ?? []), `${moveId} ${to} ${partial.retries ?? hit.doc.retries ?? 0}`].slice(-(this.expiry.opts.maxRetries + 2));
