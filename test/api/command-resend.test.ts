@@ -92,19 +92,27 @@ describe('command moves re-sent by the store', function () {
     expect((await admin.get<Message>(`/command-message/${m.id}`)).body).to.deep.equal(landed);
   });
 
-  it('a SENT move for a message that is SENT without its delivery record is a 409 without a key: the state cannot tell a repeat from a rival', async () => {
+  it('a SENT move for a message that is SENT without its delivery record is a 409 without a key (the state cannot tell a repeat from a rival), and the refusal completes the record', async () => {
     const m = await message();
     proxy.loseAnswerOfNext(MOVE);
     expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`), 503);
-    expect((await admin.get<Message>(`/command-message/${m.id}`)).body.status).to.equal('SENT');
-    expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`), 409);
-    expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`, undefined, { headers: { 'Idempotency-Key': `other-${m.id}` } }), 409);
+    const sent = (await admin.get<Message & { updatedAt: string; updatedBy: { username: string } }>(`/command-message/${m.id}`)).body;
+    expect(sent.status).to.equal('SENT');
     expectErrorBody(await admin.get(`/command-message/delivery/${m.uuid}`), 404);
+    expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`), 409);
+    const delivery = await admin.get<{ status: string; createdAt: string; createdBy: string }>(`/command-message/delivery/${m.uuid}`);
+    expect(delivery.status, delivery.text).to.equal(200);
+    // The record of the move that landed: its time and author, not the refused caller's.
+    expect(delivery.body).to.include({ status: 'DELIVERED', createdAt: sent.updatedAt, createdBy: sent.updatedBy.username });
+    expectErrorBody(await admin.patch(`/command-message/${m.id}/status/SENT`, undefined, { headers: { 'Idempotency-Key': `other-${m.id}` } }), 409);
+    expect((await admin.get<{ createdAt: string }>(`/command-message/delivery/${m.uuid}`)).body.createdAt).to.equal(sent.updatedAt);
   });
 
   it('a SENT move whose endpoint cannot be stamped (its index refusing writes, as in a reindex\u2019s swap) lands, is answered 200 and records its delivery', async () => {
     // An endpoint of its own: one stamped a moment ago is not stamped again.
-    const m = await message((await app.world.endpoint(org)).id);
+    const target = (await app.world.endpoint(org)).id;
+    const seenBefore = (await admin.get<{ lastSeen?: string }>(`/endpoint/${target}`)).body.lastSeen;
+    const m = await message(target);
     const es = new Client({ node: (await testElasticsearch()).url });
     const endpoints = `${RUN_PREFIX}-endpoints`;
     await es.indices.putSettings({ index: endpoints, settings: { 'index.blocks.write': true } });
@@ -120,6 +128,13 @@ describe('command moves re-sent by the store', function () {
     const delivery = await admin.get<{ status: string }>(`/command-message/delivery/${m.uuid}`);
     expect(delivery.status, delivery.text).to.equal(200);
     expect(delivery.body.status).to.equal('DELIVERED');
+    // The refused stamp was not remembered as written: the endpoint's next sign of life writes it.
+    expect((await admin.get<{ lastSeen?: string }>(`/endpoint/${target}`)).body.lastSeen).to.equal(seenBefore);
+    const next = await message(target);
+    expect((await admin.patch(`/command-message/${next.id}/status/SENT`)).status).to.equal(200);
+    const seenAfter = (await admin.get<{ lastSeen?: string }>(`/endpoint/${target}`)).body.lastSeen;
+    expect(seenAfter, 'lastSeen written by the next sign of life').to.be.a('string');
+    expect(seenAfter).to.not.equal(seenBefore);
   });
 
   it('a conflict that is not the move itself stays a 409', async () => {

@@ -24,7 +24,7 @@ export interface AgentChannelOptions {
 
 /** The endpoints' presence (src/resources/endpoints/presence.ts). */
 export interface ChannelPresence {
-  seenAuthorized(endpointId: string): Promise<void>;
+  seenBeside(endpointId: string): Promise<void>;
   stampWindowMs(): number;
 }
 
@@ -114,7 +114,7 @@ export class AgentChannelService {
     if (this.marked.delete(ch.endpointId)) {
       this.connections.channelBack(ch.endpointId, ch.access).catch((err: unknown) => this.bookkeepingFailed(err, ch.endpointId));
     }
-    this.presence.seenAuthorized(ch.endpointId).catch((err: unknown) => this.bookkeepingFailed(err, ch.endpointId));
+    void this.presence.seenBeside(ch.endpointId);
     await this.delivery.checkIn(ch.endpointId);
   }
 
@@ -165,7 +165,7 @@ export class AgentChannelService {
     }
     for (const id of this.stampQueue.splice(0, this.stampPerTick)) {
       if (this.registry.channels(id).length === 0) continue;
-      this.presence.seenAuthorized(id).catch((err: unknown) => this.bookkeepingFailed(err, id));
+      void this.presence.seenBeside(id);
     }
     const graceMs = this.opts.graceSeconds * 1000;
     const gone: [string, Access][] = [];

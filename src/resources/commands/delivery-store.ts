@@ -1,6 +1,7 @@
 /** The command-message-deliveries index: one EndpointCommandMessageDelivery per message uuid. */
 import { DocStore, type Stored } from '../../store/doc-store.js';
 import type { StoreContext } from '../../store/client.js';
+import { ConflictError } from '../../errors.js';
 import type { DeliveryDoc, EndpointCommandMessageDelivery } from './model.js';
 
 export function toDelivery(hit: Stored<DeliveryDoc>): EndpointCommandMessageDelivery {
@@ -23,5 +24,14 @@ export class DeliveryStore {
    */
   put(doc: DeliveryDoc): Promise<Stored<DeliveryDoc>> {
     return this.docs.put(doc.uuid, doc, { refresh: false });
+  }
+
+  /** Records a delivery unless one is recorded (a create; an existing record is left as it is). */
+  async ensure(doc: DeliveryDoc): Promise<void> {
+    try {
+      await this.docs.create(doc.uuid, doc, { refresh: false });
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+    }
   }
 }

@@ -14,7 +14,7 @@ import type { SeqNoPrimaryTerm } from '../../store/versions.js';
 import type { EndpointDoc } from '../endpoints/model.js';
 import type { EndpointService } from '../endpoints/service.js';
 import { catalogueOsOf, commandsFor, type CommandCatalogue } from './catalogue.js';
-import type { CommandMessageDoc, CommandMessageStatus, EndpointCommandMessage, EndpointCommandMessageDelivery, EffectiveCommandMessageStatus, NewMessage } from './model.js';
+import type { CommandMessageDoc, CommandMessageStatus, DeliveryDoc, EndpointCommandMessage, EndpointCommandMessageDelivery, EffectiveCommandMessageStatus, NewMessage } from './model.js';
 import { canMoveCommandMessage } from './status.js';
 import { toCommandMessage, type CommandMessageStore } from './store.js';
 import { toDelivery, type DeliveryStore } from './delivery-store.js';
@@ -46,7 +46,7 @@ export interface CommandRequest {
 export interface CommandOptions {
   expiry?: CommandExpiry;
   /** The endpoints' presence (src/resources/endpoints/presence.ts). */
-  presence?: { seenAuthorized(endpointId: string): Promise<void> };
+  presence?: { seenBeside(endpointId: string): Promise<void> };
 }
 
 export const SUPPORT_INFORMATION_MODES = ['BASIC', 'FULL', 'DEBUG'] as const;
@@ -224,6 +224,9 @@ export class CommandService {
       throw new ConflictError(`command message ${id} expired at ${hit.doc.expiresAt ?? 'its default expiry'}; it cannot move to ${requested}`);
     }
     if (!canMoveCommandMessage(from, requested)) {
+      // A SENT message has its delivery record, whatever failed after its status write (a lost
+      // answer repeated without a key, a stopped process): the refusal completes it (docs/adr/0133).
+      if (from === 'SENT') await this.deliveries.ensure(this.deliveryOf(hit.doc, hit.doc.updatedBy.username, hit.doc.updatedAt));
       throw new ConflictError(`command message ${id} cannot move from ${from} to ${requested}`);
     }
     const partial: Partial<CommandMessageDoc> = {};
@@ -240,12 +243,8 @@ export class CommandService {
     }
     const now = new Date().toISOString();
     const by = access.userKey;
-    // The sign of life is bookkeeping beside the move, never its outcome: a stamp refused (the
-    // endpoints index blocked for a reindex's swap, say) must not answer a landed move 503 and
-    // leave it SENT without its delivery record (docs/adr/0133-a-move-is-not-its-sign-of-life.md).
-    // An unwritten stamp is written by the endpoint's next sign of life.
-    const signOfLife =
-      this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenAuthorized(hit.doc.endpointId).catch(() => undefined) : undefined;
+    // Beside the move, never its outcome: a refused stamp must not answer a landed move 503 (docs/adr/0133).
+    const signOfLife = this.presence && (access.role === 'agent' || to === 'SENT') ? this.presence.seenBeside(hit.doc.endpointId) : undefined;
     // Every move a message can take (its retries, then one final move) keeps its id.
     // Each entry: the move's id, the status it set and the retries it left (what its repeat answers).
     const moveIds = [...(hit.doc.moveIds ?? []), `${moveId} ${to} ${partial.retries ?? hit.doc.retries ?? 0}`].slice(-(this.expiry.opts.maxRetries + 2));
@@ -280,16 +279,11 @@ export class CommandService {
 
   /** The message's delivery record (keyed by its uuid; a full write, so repeating it is harmless). */
   private async recordDelivery(doc: CommandMessageDoc, by: string, at: string): Promise<void> {
-    await this.deliveries.put({
-      uuid: doc.uuid,
-      endpointId: doc.endpointId,
-      orgId: doc.orgId,
-      status: 'DELIVERED',
-      createdBy: by,
-      updatedBy: by,
-      createdAt: at,
-      updatedAt: at,
-    });
+    await this.deliveries.put(this.deliveryOf(doc, by, at));
+  }
+
+  private deliveryOf(doc: CommandMessageDoc, by: string, at: string): DeliveryDoc {
+    return { uuid: doc.uuid, endpointId: doc.endpointId, orgId: doc.orgId, status: 'DELIVERED', createdBy: by, updatedBy: by, createdAt: at, updatedAt: at };
   }
 
   /** GET /command-message/delivery/{uuid} (extension). */

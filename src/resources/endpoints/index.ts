@@ -13,11 +13,11 @@ export interface Endpoints {
   presence: EndpointPresence;
 }
 
-export function createEndpoints({ config, store }: BaseDeps, deps: Omit<EndpointDeps, 'keys'>): Endpoints {
+export function createEndpoints({ config, store, log }: BaseDeps, deps: Omit<EndpointDeps, 'keys'>): Endpoints {
   const endpointStore = new EndpointStore(store);
   const service = new EndpointService(endpointStore, { keys: new EndpointKeyStore(store), ...deps });
   // Presence is part of the endpoints resource: the store applies it to every read and stamps it on every connection-state write.
-  const presence = new EndpointPresence(endpointStore, { defaultTimeoutSeconds: config.presenceTimeoutSeconds });
+  const presence = new EndpointPresence(endpointStore, { defaultTimeoutSeconds: config.presenceTimeoutSeconds, log });
   endpointStore.presence = presence;
   return { service, store: endpointStore, presence };
 }

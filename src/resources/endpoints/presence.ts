@@ -11,6 +11,7 @@
  */
 import type { Access } from '../../access/access.js';
 import { ForbiddenError, NotFoundError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { RecentMap } from '../../recent-map.js';
 import type { Query } from '../../store/doc-store.js';
 import { CONNECTION_STATUSES, type ConnectionStatus, type EndpointDoc, type PresenceView } from './model.js';
@@ -27,6 +28,8 @@ export interface PresenceOptions {
   defaultTimeoutSeconds: number;
   /** The clock (tests may inject one); epoch ms. */
   now?: () => number;
+  /** Where a sign of life beside another operation says it was not written. */
+  log?: Logger;
 }
 
 export type { PresenceView };
@@ -233,6 +236,19 @@ export class EndpointPresence {
     } catch (err) {
       if (err instanceof NotFoundError) return;
       throw err;
+    }
+  }
+
+  /**
+   * A sign of life beside another operation, never that operation's outcome: a refused stamp (the
+   * endpoints index blocked for a reindex's swap, say) is logged and dropped, and not remembered
+   * as written, so the endpoint's next sign of life writes it (docs/adr/0133-a-move-is-not-its-sign-of-life.md).
+   */
+  async seenBeside(endpointId: string): Promise<void> {
+    try {
+      await this.seenAuthorized(endpointId);
+    } catch (err) {
+      this.opts.log?.debug({ err: { message: (err as Error).message }, endpointId }, 'sign of life not written');
     }
   }
 
