@@ -13,7 +13,7 @@ import { versionOf } from './versions.js';
 import { Batcher, type ItemOutcome } from './batcher.js';
 import { itemError } from './item-errors.js';
 import { pitPages } from './pit.js';
-import { pageAndCount } from './page-total.js';
+import { PageCounts } from './page-total.js';
 import { ConflictError, WriteConflictError } from '../errors.js';
 import {
   LAST_WRITE_WINS_RETRIES,
@@ -44,6 +44,8 @@ export class DocStore<T extends object> {
   private readonly searches?: Batcher<SearchBody, SearchResult<T>>;
   /** Set on org-scoped indices: their records carry the ancestry of their organization (org-path.ts). */
   readonly orgPath?: OrgPathFields;
+  /** Which queries' pages count past the bound (page-total.ts). */
+  private readonly pages = new PageCounts();
   private readonly writeIds: boolean; // conditional and create-only writes carry their own token (write-token.ts)
 
   constructor(
@@ -80,8 +82,10 @@ export class DocStore<T extends object> {
   }
 
   private toSearchResult(res: Pick<estypes.SearchResponse<T>, 'hits' | 'aggregations'>): SearchResult<T> {
-    const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
-    return { total, items: res.hits.hits.map((h) => this.fromHit(h)), aggregations: res.aggregations };
+    const t = res.hits.total;
+    const result: SearchResult<T> = { total: typeof t === 'number' ? t : (t?.value ?? 0), items: res.hits.hits.map((h) => this.fromHit(h)), aggregations: res.aggregations };
+    if (typeof t === 'object' && t.relation === 'gte') result.totalBounded = true;
+    return result;
   }
 
   /** `doc` with its organization's ancestry when this index is org-scoped and `doc` names an organization. */
@@ -255,11 +259,18 @@ export class DocStore<T extends object> {
 
   /** A search returning typed hits with their versions. Batched: concurrent ones travel in one multi-search. */
   async search(req: SearchBody): Promise<SearchResult<T>> {
-    const apart = pageAndCount(req);
-    if (apart) {
-      const [page, count] = await this.searchTogether(apart);
-      return { ...page, total: count.total };
-    }
+    const plan = this.pages.plan(req);
+    if (!plan) return this.searchOnce(req);
+    const [page, together] = await Promise.all([this.searchOnce(plan.hits), plan.together ? this.searchOnce(plan.count) : undefined]);
+    if (!together && !page.totalBounded) return page;
+    const count = (together ?? (await this.searchOnce(plan.count))).total;
+    this.pages.counted(plan.key, count);
+    const { totalBounded: _bound, ...hits } = page;
+    // Never fewer than the page itself saw: the count may run on a copy refreshed a moment apart.
+    return { ...hits, total: Math.max(count, (req.from ?? 0) + page.items.length) };
+  }
+
+  private async searchOnce(req: SearchBody): Promise<SearchResult<T>> {
     if (this.searches) return this.searches.submit(req);
     const res = await storeCall(() =>
       this.ctx.client.search<T>(
@@ -268,16 +279,6 @@ export class DocStore<T extends object> {
       ),
     );
     return this.toSearchResult(res);
-  }
-
-  /** Searches that travel in one multi-search: the shared one where searches are coalesced, else one of their own. */
-  private async searchTogether(bodies: SearchBody[]): Promise<SearchResult<T>[]> {
-    const shared = this.searches;
-    if (shared) return Promise.all(bodies.map((b) => shared.submit(b)));
-    return (await this.msearchOutcomes(bodies)).map((o) => {
-      if (!o.ok) throw o.error;
-      return o.value;
-    });
   }
 
   /** Exact count; where searches are coalesced, a size-0 search in the shared multi-search, not a request of its own. */

@@ -14,6 +14,8 @@ export interface Stored<T> extends DocVersion {
 
 export interface SearchResult<T> {
   total: number;
+  /** The search stopped counting at its `track_total_hits` bound: `total` is that bound, not the count. */
+  totalBounded?: true;
   items: Stored<T>[];
   aggregations?: Record<string, estypes.AggregationsAggregate>;
 }
