@@ -31,4 +31,5 @@ EXPOSE 8080
 # Slim images have no curl: node's own fetch asks the readiness probe.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/main.js"]
+# The young generation held to 16 MB semi-spaces: ~100 MB less RSS (docs/adr/0135-a-smaller-young-generation.md).
+CMD ["node", "--max-semi-space-size=16", "dist/main.js"]

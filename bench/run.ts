@@ -34,7 +34,7 @@ import { REGISTRY } from './registry.js';
 import { evaluateTargets, targetsTable, type ScenarioResult } from './report.js';
 import { scenarios as allScenarios } from './scenarios.js';
 import { DISTRIBUTOR, seed, seededIds, type Seeded } from './seed.js';
-import { buildService, startService } from './service-process.js';
+import { buildService, startFlags, startService } from './service-process.js';
 import type { Bench, Stage } from './stage.js';
 import type { MigrationResult } from './migration.js';
 
@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     reuse: opts.reuse,
     seedSeconds,
     runtime: opts.runtime,
-    nodeFlags: process.env.BENCH_NODE_FLAGS ?? '',
+    nodeFlags: [...startFlags(), ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)].join(' '),
     // A profiled service runs slower: its figures compare only with other profiled runs.
     profiled: opts.profile,
     size,

@@ -29,6 +29,14 @@ export function buildService(log: (l: string) => void): void {
   log(`built dist/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
+/** The node flags of `npm start` (package.json), so the bench runs the service as it ships. */
+export function startFlags(): string[] {
+  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+  const run = /\bnode((?:\s+--\S+)*)\s+dist\/main\.js/.exec(pkg.scripts.start);
+  if (!run) throw new Error('package.json start script does not run node … dist/main.js');
+  return run[1].split(/\s+/).filter(Boolean);
+}
+
 export async function startService(opts: {
   runtime: Runtime;
   env: Record<string, string>;
@@ -40,7 +48,9 @@ export async function startService(opts: {
   return startChild(
     'service',
     [
-      // Extra node/V8 flags for experiments (e.g. BENCH_NODE_FLAGS="--trace-gc").
+      // The flags `npm start` runs the service with, then extra ones for experiments, which win
+      // (e.g. BENCH_NODE_FLAGS="--max-semi-space-size=64" for the default young generation).
+      ...startFlags(),
       ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean),
       ...(opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : []),
       ...(opts.runtime === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/main.js']),
