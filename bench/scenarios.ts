@@ -45,13 +45,13 @@ async function pageAsSent(client: Client, index: string, req: estypes.SearchSear
   if (plan.together) {
     const res = await client.msearch({ index, searches: [header, hits, header, plan.count] });
     const count = res.responses[1];
-    if (!('error' in count)) counts.counted(plan.key, totalOf(count).value);
+    if (!('error' in count)) counts.counted(req, totalOf(count).value);
     return res;
   }
   const page = await client.search({ index, ...header, ...hits });
   if (totalOf(page).relation !== 'gte') return page;
   const count = await client.search({ index, ...header, ...plan.count });
-  counts.counted(plan.key, totalOf(count).value);
+  counts.counted(req, totalOf(count).value);
   return count;
 }
 

@@ -264,7 +264,7 @@ export class DocStore<T extends object> {
     const [page, together] = await Promise.all([this.searchOnce(plan.hits), plan.together ? this.searchOnce(plan.count) : undefined]);
     if (!together && !page.totalBounded) return page;
     const count = (together ?? (await this.searchOnce(plan.count))).total;
-    this.pages.counted(plan.key, count);
+    this.pages.counted(req, count);
     const { totalBounded: _bound, ...hits } = page;
     // Never fewer than the page itself saw: the count may run on a copy refreshed a moment apart.
     return { ...hits, total: Math.max(count, (req.from ?? 0) + page.items.length) };

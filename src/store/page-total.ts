@@ -31,8 +31,6 @@ export interface PagePlan {
   together: boolean;
   hits: SearchBody;
   count: SearchBody;
-  /** The query, as the memory of large totals knows it. */
-  key: string;
 }
 
 /** The bounded page and its count; undefined for a search that is not a page counting exactly. */
@@ -52,14 +50,19 @@ export class PageCounts {
   plan(req: SearchBody): PagePlan | undefined {
     const bounded = boundedPage(req);
     if (!bounded) return undefined;
-    const key = JSON.stringify(req.query ?? null);
-    if (!this.large.has(key)) return { together: false, hits: bounded.page, count: bounded.count, key };
-    return { together: true, hits: { ...req, track_total_hits: false }, count: bounded.count, key };
+    // No query past the bound yet (the common case): no key to make on the search's hot path.
+    if (this.large.size === 0 || !this.large.has(keyOf(req))) return { together: false, hits: bounded.page, count: bounded.count };
+    return { together: true, hits: { ...req, track_total_hits: false }, count: bounded.count };
   }
 
-  /** The exact count of a query: remembered when past the bound, forgotten when below. */
-  counted(key: string, total: number): void {
-    if (total >= COUNTED_WITH_HITS) this.large.set(key, true);
-    else this.large.delete(key);
+  /** The exact count of the page's query: remembered when past the bound, forgotten when below. */
+  counted(req: SearchBody, total: number): void {
+    if (total >= COUNTED_WITH_HITS) this.large.set(keyOf(req), true);
+    else if (this.large.size > 0) this.large.delete(keyOf(req));
   }
+}
+
+/** A query as the memory of large totals knows it. */
+function keyOf(req: SearchBody): string {
+  return JSON.stringify(req.query ?? null);
 }
