@@ -206,8 +206,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   });
   app.use(sso.routes());
   app.use(sso.allowedMethods());
-  app.use(api.routes());
-  app.use(api.allowedMethods());
+  app.use(api);
 
   return {
     app,

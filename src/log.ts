@@ -51,6 +51,17 @@ function traceMixin(format: LogFormat): () => object {
   return () => currentTraceIds() ?? {};
 }
 
+/**
+ * The service's standard output, written in blocks: lines gather up to 4 KB and are written
+ * without blocking, at the latest `flushMs` after the first of them, and at once when the process
+ * exits (pino flushes its destinations on `exit`). One write a line cost a count a few per cent of
+ * its CPU (docs/adr/0136-a-requests-framework-cpu.md); what a killed process (SIGKILL, OOM) loses
+ * is at most those last 4 KB.
+ */
+export function bufferedStdout(flushMs = 500): DestinationStream {
+  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: flushMs });
+}
+
 /** The access-log twin of each logger createLogger made (see accessLogOf). */
 const accessLogs = new WeakMap<Logger, Logger>();
 

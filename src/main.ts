@@ -1,6 +1,6 @@
 /** `npm start`: the service on :8080, with a managed local Elasticsearch unless ELASTICSEARCH_URL is set. */
 import { loadConfig } from './config.js';
-import { createLogger } from './log.js';
+import { bufferedStdout, createLogger } from './log.js';
 import { startServer, type RunningServer } from './server.js';
 import { assertKnownIndices, assertStartableConfig } from './start-checks.js';
 import type { LocalNode } from './dev/local-elasticsearch.js';
@@ -23,7 +23,8 @@ function configOrExit(): ReturnType<typeof loadConfig> {
 }
 
 const config = configOrExit();
-const log = createLogger(config.logLevel, undefined, config.logFormat);
+const stdout = bufferedStdout();
+const log = createLogger(config.logLevel, stdout, config.logFormat);
 
 let node: LocalNode | undefined;
 
@@ -51,7 +52,9 @@ try {
     esUrl = node.url;
   }
   server = await startServer({ config, log, elasticsearchUrl: esUrl });
-  process.stdout.write(`${consoleBanner(server.port)}\n`);
+  // Through the log's own stream, so it follows the start's lines still in its buffer.
+  stdout.write(`${consoleBanner(server.port)}\n`);
+  log.flush();
 } catch (err) {
   await fail(err);
   throw err;

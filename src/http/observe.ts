@@ -40,43 +40,72 @@ export function createMetrics(): Metrics {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * A request's `ctx.state`, with its logger made on first use: most requests log only their
+ * access line, and a child logger matches the redaction's paths against its bindings when it
+ * is made. An accessor on a class keeps the state one shape for every request.
+ */
+class RequestState {
+  [key: string]: unknown;
+  private child: Logger | undefined;
+  constructor(
+    private readonly parent: Logger,
+    readonly requestId: string,
+    readonly clientAddress: string,
+  ) {}
+  get log(): Logger {
+    return (this.child ??= this.parent.child({ requestId: this.requestId }));
+  }
+  set log(l: Logger) {
+    this.child = l;
+  }
+}
+
+/** The count and the duration of one method, route and status, labelled once and then reused. */
+interface LabelledRequest {
+  count(): void;
+  took(seconds: number): void;
+}
+
 /** Request id, client address, logger, access log and metrics. */
 export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress): Koa.Middleware {
   const access = accessLogOf(log);
+  // prom-client hashes a label object on every call; a request's few label sets are hashed once.
+  const labelled = new Map<string, LabelledRequest>();
+  const metricsOf = (method: string, route: string, status: number): LabelledRequest => {
+    const key = `${method} ${status} ${route}`;
+    let m = labelled.get(key);
+    if (!m) {
+      const labels = { method, route, status: String(status) };
+      const requests = metrics.requests.labels(labels);
+      const duration = metrics.duration.labels(labels);
+      m = { count: () => requests.inc(), took: (s) => duration.observe(s) };
+      labelled.set(key, m);
+    }
+    return m;
+  };
   return async (ctx, next) => {
     const start = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     ctx.set('x-request-id', requestId);
-    ctx.state.requestId = requestId;
     const clientAddress = addressOf(ctx.req);
-    ctx.state.clientAddress = clientAddress;
-    // Made on first use: most requests log only their access line (access.info below), and a
-    // child logger matches the redaction's paths against its bindings when it is made.
-    let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', {
-      get: () => (child ??= log.child({ requestId })),
-      set: (l: Logger) => {
-        child = l;
-      },
-      configurable: true,
-      enumerable: true,
-    });
+    ctx.state = new RequestState(log, requestId, clientAddress);
     try {
       await next();
     } finally {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      const labels = { method: ctx.method, route: String(route), status: String(ctx.status) };
-      metrics.requests.inc(labels);
-      metrics.duration.observe(labels, seconds);
+      const route = String((ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched');
+      const m = metricsOf(ctx.method, route, ctx.status);
+      m.count();
+      m.took(seconds);
       // The caller: its token id and role, once authenticated (also on a 403).
       const caller = ctx.state.principal as { tokenId?: string; role?: string } | undefined;
       access.info(
         {
           requestId,
           method: ctx.method,
-          route: labels.route,
+          route,
           path: ctx.path,
           status: ctx.status,
           durationMs: Math.round(seconds * 1e4) / 10,

@@ -23,6 +23,18 @@ describe('foundation: HTTP layer, errors, auth, observability', () => {
       expect(res.headers.get('allow')).to.contain('GET').and.contain('PUT');
     });
 
+    it('a known resource with an unknown remainder, and the API prefix alone → 404', async () => {
+      expectErrorBody(await t.anon.get('/client-version/default/more'), 404, `${P}/client-version/default/more`);
+      expectErrorBody(await t.anon.get(''), 404);
+      expectErrorBody(await t.anon.get('/'), 404);
+    });
+
+    it('paths match without regard to case, on every segment', async () => {
+      const res = await t.anon.get('/Client-Version/DEFAULT');
+      expect(res.status).to.equal(200);
+      expect((await t.anon.get('/CLIENT-VERSION/default')).status).to.equal(200);
+    });
+
     it('an unparsable JSON body → 400', async () => {
       const res = await t.admin.request('PUT', '/client-version/default', { raw: '{"linux": "1.0.0",' });
       expectErrorBody(res, 400);
@@ -136,6 +148,13 @@ describe('foundation: HTTP layer, errors, auth, observability', () => {
       expect(res.status).to.equal(200);
       expect(res.text).to.match(/http_requests_total\{method="GET",route="\/endpoint-control-service\/v1\/client-version\/default",status="200"\} \d+/);
       expect(res.text).to.contain('http_request_duration_seconds_bucket');
+      // Every request counts, the second of a label set as the first.
+      const countOf = (text: string): number =>
+        Number(/http_requests_total\{method="GET",route="\/endpoint-control-service\/v1\/client-version\/default",status="200"\} (\d+)/.exec(text)?.[1]);
+      const before = countOf(res.text);
+      await t.anon.get('/client-version/default');
+      await t.anon.get('/client-version/default');
+      expect(countOf((await t.anon.get('/metrics')).text)).to.equal(before + 2);
     });
 
     it('serves the OpenAPI document generated from the route table, and a docs page', async () => {
