@@ -9,7 +9,7 @@
  * background (move-task.ts, docs/adr/0086) while reads compensate for it (docs/adr/0087).
  */
 import type { OrgTree, Access } from '../../access/access.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../../errors.js';
+import { BadRequestError, ConflictError, NotFoundError, WriteConflictError } from '../../errors.js';
 import type { ChangeFeedStore } from '../../store/change-feed.js';
 import { readModifyWrite } from '../../store/optimistic.js';
 import type { OrganizationDoc, OrganizationStore } from './store.js';
@@ -148,6 +148,17 @@ export class OrganizationService implements OrgTree, OrgAncestry {
     return toOrganization(doc);
   }
 
+  /** The ancestors organization `id` has below `parentId` (none at the top); 404 for a missing parent, 400 for one inside its subtree. */
+  private async placeBelow(id: string, parentId: string | null): Promise<string[]> {
+    if (!parentId) return [];
+    const parent = await this.store.get(parentId);
+    if (!parent) throw new NotFoundError(`parent organization ${parentId} not found`);
+    if (parent.id === id || parent.ancestors.includes(id)) {
+      throw new BadRequestError('body.parentId: an organization cannot be moved below itself');
+    }
+    return [...parent.ancestors, parent.id];
+  }
+
   /**
    * Renames and/or moves an organization. A move rewrites the ancestors of the organizations below
    * it at once and the ancestry of the records below it in the background (move-task.ts; progress:
@@ -157,31 +168,47 @@ export class OrganizationService implements OrgTree, OrgAncestry {
    */
   async update(id: string, input: OrganizationUpdate): Promise<Organization> {
     let move: OrgMove | undefined;
+    /** Ends the record of a move that moved nothing, so the next move (this one's retry too) is not refused. */
+    const abandon = async (): Promise<void> => {
+      if (move) await this.moves.abandon(move);
+      move = undefined;
+    };
     const { doc, moved } = await readModifyWrite(async () => {
       const cur = await this.store.getStored(id);
       if (!cur) throw new NotFoundError(`organization ${id} not found`);
       const next: OrganizationDoc = { ...cur.doc, ...(input.name !== undefined ? { name: input.name } : {}) };
       const isMove = input.parentId !== undefined && input.parentId !== (cur.doc.parentId ?? null);
       if (isMove) {
-        let ancestors: string[] = [];
+        const parentId = input.parentId ?? null;
+        const ancestors = await this.placeBelow(id, parentId);
         delete next.parentId;
-        if (input.parentId) {
-          const parent = await this.store.get(input.parentId);
-          if (!parent) throw new NotFoundError(`parent organization ${input.parentId} not found`);
-          if (parent.id === id || parent.ancestors.includes(id)) {
-            throw new BadRequestError('body.parentId: an organization cannot be moved below itself');
-          }
-          ancestors = [...parent.ancestors, parent.id];
-          next.parentId = parent.id;
-        }
+        if (parentId) next.parentId = parentId;
         next.ancestors = ancestors;
-        move ??= await this.moves.begin({ orgId: id, from: cur.doc.ancestors, to: ancestors });
+        if (!move) {
+          move = await this.moves.begin({ orgId: id, from: cur.doc.ancestors, to: ancestors });
+          // Moves run one at a time (the move record), but the place was read before this one's
+          // turn: a move that ended while this one waited may have put the new parent below this
+          // organization (two crossing moves would make a cycle), so it is read again now that no
+          // other move can change it (docs/adr/0137-organization-moves-checked-in-their-turn.md).
+          let settled: string[];
+          try {
+            settled = await this.placeBelow(id, parentId);
+          } catch (err) {
+            await abandon();
+            throw err;
+          }
+          if (settled.join('/') !== ancestors.join('/')) {
+            await abandon();
+            throw new WriteConflictError(`the new parent of organization ${id} moved while this move waited`);
+          }
+        }
       }
       try {
         await this.store.replace(cur, next);
       } catch (err) {
-        // Nothing moved: the record of the move ends at once, so the next move is not refused.
-        if (move && !(err instanceof ConflictError)) await this.moves.abandon(move);
+        // Nothing moved: the record of the move ends at once; a retry after a conflict begins anew
+        // from what it reads then (the organization itself may have moved with its parent).
+        await abandon();
         throw err;
       }
       return { doc: next, moved: isMove };
