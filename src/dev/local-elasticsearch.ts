@@ -104,16 +104,47 @@ function ensureUser(): { uid: number; gid: number } | undefined {
   return { uid, gid };
 }
 
-export async function freePort(): Promise<number> {
+/** The ports the kernel gives outgoing connections (Linux), when it says. */
+function outgoingPortRange(): [number, number] | undefined {
+  try {
+    const [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    return low > 0 && high >= low ? [low, high] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Listens on `port` (0: any) on loopback and closes again: the port it got, or undefined if it was taken. */
+function probePort(port: number): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
+    srv.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' || err.code === 'EACCES' ? resolve(undefined) : reject(err)));
+    srv.listen(port, '127.0.0.1', () => {
       const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
+      const got = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(got));
     });
   });
+}
+
+const LOWEST_CHOSEN_PORT = 20_000;
+
+/**
+ * A free port for a server started next (a node takes seconds to bind it). Chosen below the
+ * kernel's range for outgoing connections where there is room, so a client connection opened
+ * in between cannot take it as its source port; otherwise any port the kernel gives.
+ */
+export async function freePort(): Promise<number> {
+  const range = outgoingPortRange();
+  if (range && range[0] - LOWEST_CHOSEN_PORT >= 1000) {
+    for (let i = 0; i < 50; i++) {
+      const got = await probePort(LOWEST_CHOSEN_PORT + Math.floor(Math.random() * (range[0] - LOWEST_CHOSEN_PORT)));
+      if (got) return got;
+    }
+  }
+  const any = await probePort(0);
+  if (!any) throw new Error('no free port on 127.0.0.1');
+  return any;
 }
 
 async function answers(url: string, timeoutMs = 2000, probe: NodeProbe = {}): Promise<boolean> {
