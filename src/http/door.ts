@@ -16,7 +16,7 @@ import { errorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_LANES, type Admission, type Lane } from './admission.js';
 import Router from '@koa/router';
-import { API_PREFIX, koaPath, type RouteSpec } from './routes.js';
+import { API_PREFIX, bySegment, koaPath, requestSegment, type RouteSpec } from './routes.js';
 
 /** Answers a request at the door and returns true, or returns false to let the app handle it. */
 export type Door = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
@@ -25,15 +25,21 @@ const LOG_EVERY_MS = 1000;
 
 /**
  * The lane of a request by method and path, matched as the app's router matches it (the same
- * @koa/router over the same declarations), for the routes the door may answer: those of the
- * lanes that shed a standing queue (the others are never looked up).
+ * @koa/router over the same declarations, grouped by first segment), for the routes the door may
+ * answer: those of the lanes that shed a standing queue (the others are never looked up).
  */
 function laneLookup(routes: readonly RouteSpec[]): (method: string, path: string) => Lane | undefined {
-  const router = new Router({ prefix: API_PREFIX });
-  for (const r of routes) {
-    if (DEFAULT_LANES[r.lane].shedStanding) router.register(koaPath(r.path), [r.method], () => undefined, { name: r.lane });
+  const routers = new Map<string, Router>();
+  for (const [segment, group] of bySegment(routes.filter((r) => DEFAULT_LANES[r.lane].shedStanding))) {
+    const router = new Router({ prefix: API_PREFIX });
+    for (const r of group) router.register(koaPath(r.path), [r.method], () => undefined, { name: r.lane });
+    routers.set(segment, router);
   }
-  return (method, path) => router.match(path, method).pathAndMethod[0]?.name as Lane | undefined;
+  return (method, path) => {
+    const segment = requestSegment(path);
+    const router = segment === undefined ? undefined : routers.get(segment);
+    return router?.match(path, method).pathAndMethod[0]?.name as Lane | undefined;
+  };
 }
 
 export function door(routes: readonly RouteSpec[], admission: Admission, log: Logger): Door {

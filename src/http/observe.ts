@@ -61,25 +61,18 @@ class RequestState {
   }
 }
 
-/** The count and the duration of one method, route and status, labelled once and then reused. */
-interface LabelledRequest {
-  count(): void;
-  took(seconds: number): void;
-}
-
 /** Request id, client address, logger, access log and metrics. */
 export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress): Koa.Middleware {
   const access = accessLogOf(log);
-  // prom-client hashes a label object on every call; a request's few label sets are hashed once.
-  const labelled = new Map<string, LabelledRequest>();
-  const metricsOf = (method: string, route: string, status: number): LabelledRequest => {
+  // prom-client hashes a label object on every call: each method, route and status is labelled
+  // once, and its count and histogram reused.
+  const labelled = new Map<string, [Counter.Internal, Histogram.Internal<'method' | 'route' | 'status'>]>();
+  const metricsOf = (method: string, route: string, status: number) => {
     const key = `${method} ${status} ${route}`;
     let m = labelled.get(key);
     if (!m) {
       const labels = { method, route, status: String(status) };
-      const requests = metrics.requests.labels(labels);
-      const duration = metrics.duration.labels(labels);
-      m = { count: () => requests.inc(), took: (s) => duration.observe(s) };
+      m = [metrics.requests.labels(labels), metrics.duration.labels(labels)];
       labelled.set(key, m);
     }
     return m;
@@ -96,9 +89,9 @@ export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress)
     } finally {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       const route = String((ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched');
-      const m = metricsOf(ctx.method, route, ctx.status);
-      m.count();
-      m.took(seconds);
+      const [count, duration] = metricsOf(ctx.method, route, ctx.status);
+      count.inc();
+      duration.observe(seconds);
       // The caller: its token id and role, once authenticated (also on a 403).
       const caller = ctx.state.principal as { tokenId?: string; role?: string } | undefined;
       access.info(

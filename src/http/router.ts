@@ -16,7 +16,7 @@ import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
 import { accessFor } from './audit.js';
-import { API_PREFIX, koaPath, validatePart, type Reply, type RouteSpec } from './routes.js';
+import { API_PREFIX, bySegment, koaPath, requestSegment, validatePart, type Reply, type RouteSpec } from './routes.js';
 
 export interface MountDeps {
   authenticator: Authenticator;
@@ -126,12 +126,6 @@ function present(ctx: Koa.Context, reply: Reply): void {
   }
 }
 
-/** The first segment of a declared path below the prefix (`/endpoint/{id}/connect` → `endpoint`). */
-function firstSegment(path: string): string {
-  const end = path.indexOf('/', 1);
-  return (end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase();
-}
-
 /**
  * Mounts the declarations under the API prefix: one router per first path segment, chosen by a
  * map lookup, so a request is matched against its own resource's routes rather than every
@@ -139,27 +133,17 @@ function firstSegment(path: string): string {
  * Matching stays @koa/router's: case-insensitive, 405 with Allow for a known path's other methods.
  */
 export function buildRouter(routes: RouteSpec[], deps: MountDeps): Koa.Middleware {
-  const bySegment = new Map<string, RouteSpec[]>();
-  for (const spec of routes) {
-    const segment = firstSegment(spec.path);
-    bySegment.set(segment, [...(bySegment.get(segment) ?? []), spec]);
-  }
   const mounted = new Map<string, Koa.Middleware>();
-  for (const [segment, specs] of bySegment) {
+  for (const [segment, specs] of bySegment(routes)) {
     const router = mountRoutes(specs, deps);
     // The router's own middleware adds `params` and `router` to the context it is given.
     const matched = router.routes() as unknown as Koa.Middleware;
     const allowed = router.allowedMethods() as unknown as Koa.Middleware;
     mounted.set(segment, (ctx, next) => matched(ctx, () => allowed(ctx, next)));
   }
-  const prefix = API_PREFIX.toLowerCase();
-  const start = prefix.length + 1;
   return (ctx, next) => {
-    const path = ctx.path;
-    const end = path.indexOf('/', start);
-    const head = end === -1 ? path : path.slice(0, end);
-    if (head.length <= start || head.charCodeAt(start - 1) !== 47 || head.slice(0, start - 1).toLowerCase() !== prefix) return next();
-    const group = mounted.get(head.slice(start).toLowerCase());
+    const segment = requestSegment(ctx.path);
+    const group = segment === undefined ? undefined : mounted.get(segment);
     return group ? group(ctx, next) : next();
   };
 }

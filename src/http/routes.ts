@@ -142,6 +142,41 @@ export function koaPath(path: string): string {
   return path.replace(/\{([^}]+)\}/g, (_, n: string) => `:${paramKey(n)}`);
 }
 
+/**
+ * A path's first segment below the API prefix, lower-cased: of a declared path (`/endpoint/{id}`
+ * → `endpoint`) or of a request's (`/endpoint-control-service/v1/endpoint/e1` → `endpoint`;
+ * undefined outside the prefix). The app's router and the door look a request's routes up by it,
+ * so neither tests every route's pattern (docs/adr/0136-a-requests-framework-cpu.md); matching
+ * is case-insensitive as @koa/router's.
+ */
+export function declaredSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return (end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase();
+}
+
+const PREFIX_LC = `${API_PREFIX.toLowerCase()}/`;
+
+export function requestSegment(path: string): string | undefined {
+  const start = PREFIX_LC.length;
+  if (path.length <= start) return undefined;
+  // The prefix as declared is the common case: no lower-cased copy of it.
+  if (!path.startsWith(PREFIX_LC) && path.slice(0, start).toLowerCase() !== PREFIX_LC) return undefined;
+  const end = path.indexOf('/', start);
+  return (end === -1 ? path.slice(start) : path.slice(start, end)).toLowerCase();
+}
+
+/** Routes grouped by the first segment of their path. */
+export function bySegment<R extends { path: string }>(routes: readonly R[]): Map<string, R[]> {
+  const groups = new Map<string, R[]>();
+  for (const r of routes) {
+    const segment = declaredSegment(r.path);
+    const group = groups.get(segment);
+    if (group) group.push(r);
+    else groups.set(segment, [r]);
+  }
+  return groups;
+}
+
 export { fastAcceptorOf, validatePart, withFastAccept, type FastAccept } from '../validation.js';
 
 /** Where a deep read stands (opaque to this layer): a point in time and the last sort values. */

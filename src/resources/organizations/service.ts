@@ -168,7 +168,10 @@ export class OrganizationService implements OrgTree, OrgAncestry {
    */
   async update(id: string, input: OrganizationUpdate): Promise<Organization> {
     let move: OrgMove | undefined;
-    /** Ends the record of a move that moved nothing, so the next move (this one's retry too) is not refused. */
+    /**
+     * Ends the record of a move that moved nothing, so the next move (this one's retry too) is not
+     * refused. Every attempt that fails ends its move, so each attempt begins its own.
+     */
     const abandon = async (): Promise<void> => {
       if (move) await this.moves.abandon(move);
       move = undefined;
@@ -184,23 +187,18 @@ export class OrganizationService implements OrgTree, OrgAncestry {
         delete next.parentId;
         if (parentId) next.parentId = parentId;
         next.ancestors = ancestors;
-        if (!move) {
-          move = await this.moves.begin({ orgId: id, from: cur.doc.ancestors, to: ancestors });
-          // Moves run one at a time (the move record), but the place was read before this one's
-          // turn: a move that ended while this one waited may have put the new parent below this
-          // organization (two crossing moves would make a cycle), so it is read again now that no
-          // other move can change it (docs/adr/0137-organization-moves-checked-in-their-turn.md).
-          let settled: string[];
-          try {
-            settled = await this.placeBelow(id, parentId);
-          } catch (err) {
-            await abandon();
-            throw err;
-          }
-          if (settled.join('/') !== ancestors.join('/')) {
-            await abandon();
-            throw new WriteConflictError(`the new parent of organization ${id} moved while this move waited`);
-          }
+        move = await this.moves.begin({ orgId: id, from: cur.doc.ancestors, to: ancestors });
+        // Moves run one at a time (the move record), but the place was read before this one's
+        // turn: a move that ended while this one waited may have put the new parent below this
+        // organization (two crossing moves would make a cycle), so it is read again now that no
+        // other move can change it (docs/adr/0137-organization-moves-checked-in-their-turn.md).
+        const settled = await this.placeBelow(id, parentId).catch(async (err: unknown) => {
+          await abandon();
+          throw err;
+        });
+        if (settled.join('/') !== ancestors.join('/')) {
+          await abandon();
+          throw new WriteConflictError(`the new parent of organization ${id} moved while this move waited`);
         }
       }
       try {
