@@ -10,7 +10,7 @@
  */
 
 const LEAVES =
-  '^src/(errors|domain|config|config-tracing|config-types|lanes|lifecycle|log|trace-context|validation|periodic|recent-map|version)[.]ts$';
+  '^src/(errors|domain|config|config-tracing|config-types|lanes|lifecycle|log|trace-context|validation|compiled-accept|periodic|recent-map|version)[.]ts$';
 const TOP = '^src/(main|server|app|container|start-checks|tracing|runtime)[.]ts$|^src/(cli|dev)/';
 const HTTP = '^src/http/';
 const RESOURCES = '^src/(resources|migration)/';
@@ -65,7 +65,7 @@ module.exports = {
     },
     {
       name: 'leaves-import-only-leaves',
-      comment: 'errors, domain, config, lanes, log, the trace context, validation, periodic, the recent map and version import nothing of src/ but each other.',
+      comment: 'errors, domain, config, lanes, log, the trace context, validation and its compiled acceptors, periodic, the recent map and version import nothing of src/ but each other.',
       severity: 'error',
       from: { path: LEAVES },
       to: { path: '^src/', pathNot: LEAVES },

@@ -4,6 +4,7 @@
  * same rules and the same 400 as the router.
  */
 import Joi from 'joi';
+import { compileAcceptor, registerCheck } from './compiled-accept.js';
 import { ValidationError } from './errors.js';
 
 /**
@@ -41,6 +42,16 @@ function isEmptyObject(value: unknown): boolean {
   return true;
 }
 
+/**
+ * A custom check that joi and the compiled acceptors make alike: a value passes unchanged when
+ * `holds` is true for it, and joi answers `message` otherwise. `name` describes the check
+ * (the compiled acceptors find the check by it).
+ */
+export function checked<S extends Joi.Schema, V>(schema: S, name: string, holds: (value: V) => boolean, message: string): S {
+  registerCheck(name, holds);
+  return schema.custom((v: V, helpers) => (holds(v) ? v : helpers.message({ custom: message })), name) as S;
+}
+
 /** A fast acceptor: the value `schema` would produce for a value, or undefined when it cannot tell. */
 export type FastAccept = (value: unknown) => unknown;
 
@@ -59,9 +70,22 @@ export function withFastAccept<S extends Joi.Schema>(schema: S, accept: FastAcce
   return schema;
 }
 
+/**
+ * The schema's fast acceptor: the one it was given, or else the one compiled from its
+ * description on first use (src/compiled-accept.ts); undefined when it has neither.
+ */
 export function fastAcceptorOf(schema: Joi.Schema): FastAccept | undefined {
-  return fastAcceptors.get(schema);
+  const given = fastAcceptors.get(schema);
+  if (given) return given;
+  let compiled = compiledAcceptors.get(schema);
+  if (compiled === undefined) {
+    compiled = compileAcceptor(schema.describe());
+    compiledAcceptors.set(schema, compiled);
+  }
+  return compiled ?? undefined;
 }
+
+const compiledAcceptors = new WeakMap<Joi.Schema, FastAccept | null>();
 
 /**
  * Validates one part of a request; a 400 names every offending field by its path from the
@@ -75,8 +99,13 @@ export function validatePart<T>(schema: Joi.Schema | undefined, value: unknown, 
     if (isEmptyObject(value)) return value as T;
     schema = NOTHING;
   }
-  const fast = fastAcceptors.get(schema)?.(value);
+  const fast = fastAcceptorOf(schema)?.(value);
   if (fast !== undefined) return fast as T;
+  return validateWithJoi<T>(schema, value, where);
+}
+
+/** joi's answer alone, without a fast acceptor: what every acceptor is held to. */
+export function validateWithJoi<T>(schema: Joi.Schema, value: unknown, where: string): T {
   const { value: out, error } = withOptions(schema).validate(value);
   if (error) {
     const name = (d: Joi.ValidationErrorItem): string => [where, ...d.path.map(String)].join('.');

@@ -2,6 +2,7 @@
 import net from 'node:net';
 import Joi from 'joi';
 import { pagedCriteriaSchema, pageSchema } from '../../http/paging.js';
+import { checked } from '../../validation.js';
 import { id as baseId, isoDate as baseIsoDate, isoDateOut, orgId, serverOwned, serverOwnedField } from '../../http/schemas.js';
 import {
   CONNECTION_STATUSES,
@@ -13,7 +14,7 @@ import {
 } from './model.js';
 
 /** Record ids: also within Elasticsearch's 512-byte document id limit. */
-export const id = baseId.custom((v: string, helpers) => (Buffer.byteLength(v, 'utf8') <= 512 ? v : helpers.message({ custom: 'must be at most 512 bytes' })));
+export const id = checked(baseId, 'at most 512 bytes in UTF-8', (v: string) => Buffer.byteLength(v, 'utf8') <= 512, 'must be at most 512 bytes');
 /** Dates within years 1..9999 (what the date mapping parses). */
 const isoDate = baseIsoDate.min('0001-01-01T00:00:00Z').max('9999-12-31T23:59:59.999Z').meta({ className: 'IsoDateTime' });
 const text = Joi.string().max(1024).allow('');
