@@ -269,7 +269,10 @@ function compileNode(described: Description): Node {
   const fallback = flags.default;
   let absent: () => unknown;
   if (fallback === undefined) absent = () => undefined;
-  else if (isPlainObject(fallback) && fallback.special === 'deep') absent = () => typed({});
+  // `.default()` of an object: its keys' own defaults, as joi builds them from {}.
+  else if (d.type === 'object' && isPlainObject(fallback) && fallback.special === 'deep' && Object.keys(fallback).length === 1) absent = () => typed({});
+  // A default computed by a function or read from a reference is joi's to give.
+  else if (typeof fallback === 'function' || (isPlainObject(fallback) && 'ref' in fallback)) return unsupported('default computed or by reference');
   else if (fallback === null || typeof fallback !== 'object') absent = () => fallback;
   // joi answers a copy of a default given by value, not checked against the schema.
   else absent = () => structuredClone(fallback);

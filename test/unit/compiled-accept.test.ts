@@ -228,6 +228,9 @@ describe('compiled acceptors', function () {
       Joi.object({ a: Joi.string() }).prefs({ convert: false }),
       Joi.string().when('$x', { is: 1, then: Joi.required() }),
       Joi.any().raw(),
+      Joi.number().default(() => 1),
+      Joi.string().default(Joi.ref('$x')),
+      Joi.object({ a: Joi.string().default(Joi.ref('b')), b: Joi.string() }),
     ];
     for (const s of unsupported) expect(compileAcceptor(s.describe()), JSON.stringify(s.describe())).to.equal(null);
   });
