@@ -16,7 +16,7 @@ import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
 import { accessFor } from './audit.js';
-import { API_PREFIX, bySegment, koaPath, requestSegment, validatePart, type Reply, type RouteSpec } from './routes.js';
+import { API_PREFIX, bySegment, fastAcceptorOf, koaPath, requestSegment, validatePart, type Reply, type RouteSpec } from './routes.js';
 
 export interface MountDeps {
   authenticator: Authenticator;
@@ -151,6 +151,8 @@ export function buildRouter(routes: RouteSpec[], deps: MountDeps): Koa.Middlewar
 function mountRoutes(routes: RouteSpec[], deps: MountDeps): Router {
   const router = new Router({ prefix: API_PREFIX });
   for (const spec of routes) {
+    // Each part's validation is compiled at mount, not by the first request (docs/adr/0138-validation-compiled-once.md).
+    for (const part of [spec.params, spec.query, spec.body]) if (part) fastAcceptorOf(part);
     const method = spec.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](spec.operationId, koaPath(spec.path), async (ctx) => {
       ctx.state.operationId = spec.operationId;
