@@ -14,7 +14,8 @@ interface Rule {
   args?: Record<string, unknown>;
 }
 
-interface Description {
+/** joi's description of a schema (`describe()`), the parts the compiler reads. */
+export interface Description {
   type: string;
   flags?: Record<string, unknown>;
   rules?: Rule[];

@@ -2,21 +2,12 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import Joi from 'joi';
 import { createApp } from '../../src/app.js';
-import { compileAcceptor } from '../../src/compiled-accept.js';
+import { compileAcceptor, type Description } from '../../src/compiled-accept.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { UTM_CRITERIA, endpointIdParams, pagedEndpointCriteria, pagedUtmCriteria } from '../../src/resources/endpoints/schema.js';
 import { createClient } from '../../src/store/client.js';
 import { checked, fastAcceptorOf, validatePart, validateWithJoi } from '../../src/validation.js';
-
-interface Description {
-  type: string;
-  flags?: Record<string, unknown>;
-  rules?: { name: string; args?: Record<string, unknown> }[];
-  allow?: unknown[];
-  keys?: Record<string, Description>;
-  items?: Description[];
-}
 
 /** joi alone: the converted value, or the 400's message. */
 function viaJoi(schema: Joi.Schema, value: unknown): { value?: unknown; error?: string } {
