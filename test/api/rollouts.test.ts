@@ -110,6 +110,14 @@ describe('rollouts: an agent version in rings', function () {
     const [testOrg, custA, custB] = [await t.world.org(msp), await t.world.org(msp), await t.world.org(msp)];
     const canary = await SimulatedAgents.register(admin, testOrg, 3, OLD);
     const rest = [...(await SimulatedAgents.register(admin, custA, 8, OLD)), ...(await SimulatedAgents.register(admin, custB, 8, OLD))];
+    // Customers of one agent each, until one's agent falls in the 50 % ring: the last ring has
+    // nothing to send there, and pins that organization all the same.
+    const single: string[] = [];
+    for (let tries = 0; tries < 40 && !single.some((_, k) => hashBucket(rest[16 + k]) < 5000); tries++) {
+      single.push(await t.world.org(msp));
+      rest.push(...(await SimulatedAgents.register(admin, single[single.length - 1], 1, OLD)));
+    }
+    expect(single.some((_, k) => hashBucket(rest[16 + k]) < 5000), 'a customer whose agents are all in the 50 % ring').to.equal(true);
     const agents = new SimulatedAgents(admin, [...canary, ...rest]);
     const ro = await create(admin, rolloutBody(msp, [{ orgIds: [testOrg] }, { percent: 50 }, { percent: 100 }], { gate: { minHealthyPercent: 100, withinSeconds: 20 } }));
     expect(ro.state).to.equal('RUNNING');
@@ -129,7 +137,7 @@ describe('rollouts: an agent version in rings', function () {
     // Every agent got exactly one upgrade command, to the new version.
     for (const id of [...canary, ...rest]) expect(agents.received.get(id)?.map((g) => g.version), id).to.deep.equal([NEW]);
     // The organization ring's organization and, with the last ring, every organization are pinned to the new version.
-    for (const org of [testOrg, custA, custB]) {
+    for (const org of [testOrg, custA, custB, ...single]) {
       const pins = await admin.get<{ targetVersionLinux?: string; targetVersionWindows?: string }>(`/org-config/${org}`);
       expect(pins.body.targetVersionLinux, org).to.equal(NEW);
     }

@@ -161,9 +161,9 @@ export class RolloutDriver extends PolledWorker {
     if (!ring) return this.changeState(held, { ...d, state: 'COMPLETED', reason: `every ring passed`, finishedAt: nowIso }, 'rolloutCompleted');
     const withRing = (patch: Partial<RolloutDoc['rings'][number]>): RolloutDoc['rings'] => d.rings.map((r, k) => (k === i ? { ...r, ...patch } : r));
     if (ring.state === 'PENDING') {
-      const { total, orgIds } = await this.work.createTargets(d, i);
+      const { total, fleetOrgIds } = await this.work.createTargets(d, i);
       const access = this.access(d);
-      const pin = pinnedBy(ring, d.orgId, orgIds);
+      const pin = pinnedBy(ring, d.orgId, fleetOrgIds);
       const unread = pin.filter((o) => !d.previousPins.some((p) => p.orgId === o));
       let cur = held;
       if (unread.length > 0) {

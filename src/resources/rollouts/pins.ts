@@ -50,9 +50,13 @@ export async function restorePins(svc: PinService, previous: PreviousPins[], acc
   }
 }
 
-/** The organizations whose pins a ring moves: an organization ring's, or every one a ring reaching 100 % covers. */
-export function pinnedBy(ring: { orgIds?: string[]; percent?: number }, rolloutOrg: string, targetOrgs: string[]): string[] {
+/**
+ * The organizations whose pins a ring moves: an organization ring's, or, for a ring reaching
+ * 100 %, the rollout's organization and every one with an agent in its subtree (also those
+ * whose agents all went in earlier rings).
+ */
+export function pinnedBy(ring: { orgIds?: string[]; percent?: number }, rolloutOrg: string, fleetOrgs: string[]): string[] {
   if (ring.orgIds) return ring.orgIds;
-  if (ring.percent === 100) return [...new Set([rolloutOrg, ...targetOrgs])];
+  if (ring.percent === 100) return [...new Set([rolloutOrg, ...fleetOrgs])];
   return [];
 }

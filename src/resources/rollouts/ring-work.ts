@@ -75,9 +75,10 @@ export class RingWork {
 
   /**
    * Creates the targets of ring `ring`: every agent of the rollout's subtree that the ring
-   * takes and whose OS has a target version, HELD until sent. The organizations they belong to.
+   * takes and whose OS has a target version, HELD until sent. With them, every organization
+   * that has an agent in the subtree.
    */
-  async createTargets(d: RolloutDoc, ring: number): Promise<{ total: number; orgIds: string[] }> {
+  async createTargets(d: RolloutDoc, ring: number): Promise<{ total: number; fleetOrgIds: string[] }> {
     const specs = d.rings.map((r) => (r.orgIds ? { orgIds: r.orgIds } : { percent: r.percent ?? 100 }));
     const scope = await this.deps.orgs.subtreeQuery(d.orgId, 'orgId');
     const orgIds = new Set<string>();
@@ -86,6 +87,9 @@ export class RingWork {
       this.stats.storeRequests++;
       const docs: RolloutTargetDoc[] = [];
       for (const a of batch) {
+        // Every organization with an agent in the rollout's scope, whichever ring its agents fall in:
+        // a ring that reaches 100 % pins them all, even one whose agents all went in earlier rings.
+        orgIds.add(a.orgId);
         if (ringOf(specs, a.id, await this.pathOf(a.orgId)) !== ring) continue;
         // An agent that has not reported its OS gets the target version when the rollout names one version for every OS it upgrades.
         const given = ROLLOUT_OS.filter((o) => d.targetVersion[o]);
@@ -104,7 +108,6 @@ export class RingWork {
           offlineAtStart: a.connectionStatus !== 'CONNECTED',
           state: 'HELD',
         });
-        orgIds.add(a.orgId);
       }
       if (docs.length > 0) {
         this.stats.storeRequests++;
@@ -113,7 +116,7 @@ export class RingWork {
       total += docs.length;
     }
     await this.targets.visible();
-    return { total, orgIds: [...orgIds] };
+    return { total, fleetOrgIds: [...orgIds] };
   }
 
   /**
