@@ -17,7 +17,7 @@ import { errorHandler, observe, createMetrics, securityHeaders, type Metrics } f
 import { Admission } from './http/admission.js';
 import { door, type Door } from './http/door.js';
 import { requestTimeout, rateLimiter } from './http/limits.js';
-import { API_PREFIX, type RouteSpec } from './http/routes.js';
+import { API_PREFIX, requestSegment, type RouteSpec } from './http/routes.js';
 import { buildRouter } from './http/router.js';
 import { buildOpenApi, docsPage } from './http/openapi.js';
 import { Idempotency } from './http/idempotency.js';
@@ -196,17 +196,20 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     }
     if (ctx.status === 404) throw new NotFoundError(`no operation at ${ctx.method} ${ctx.path}`);
   });
-  app.use(consoleAssets());
-  app.use(ops.routes());
-  app.use(ops.allowedMethods());
   // Until the indices are set up every operation answers 503: a write before then would land nowhere.
-  app.use((_ctx, next) => {
+  const whenReady: Koa.Middleware = (_ctx, next) => {
     if (!indicesReady) throw new ServiceUnavailableError('the service is setting up its indices; retry later');
     return next();
+  };
+  // An operation's path goes straight to the API's router: the console, health, metrics,
+  // documentation and sign-in routers see only the paths outside it (docs/adr/0139-operations-dispatched-by-prefix.md).
+  const operations = chain([whenReady, api]);
+  const elsewhere = chain([consoleAssets(), ops.routes(), ops.allowedMethods(), whenReady, sso.routes(), sso.allowedMethods(), api] as Koa.Middleware[]);
+  const opsInApi = new Set(ops.stack.map((layer) => (typeof layer.path === 'string' ? requestSegment(layer.path) : undefined)));
+  app.use((ctx, next) => {
+    const segment = requestSegment(ctx.path);
+    return segment !== undefined && !opsInApi.has(segment) ? operations(ctx, next) : elsewhere(ctx, next);
   });
-  app.use(sso.routes());
-  app.use(sso.allowedMethods());
-  app.use(api);
 
   return {
     app,
@@ -220,4 +223,9 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     door: door(routes, admission, log),
     upgrade: (req, socket, head) => upgrade.handle(req, socket, head),
   };
+}
+
+/** Middleware run one inside the other, as `app.use` in that order would. */
+function chain(mws: Koa.Middleware[]): Koa.Middleware {
+  return mws.reduceRight<Koa.Middleware>((inner, mw) => (ctx, next) => mw(ctx, () => inner(ctx, next)), (_ctx, next) => next());
 }

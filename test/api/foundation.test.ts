@@ -168,6 +168,13 @@ describe('foundation: HTTP layer, errors, auth, observability', () => {
       expect(docs.status).to.equal(200);
       expect(docs.text).to.contain('swagger-ui');
       expect((await t.anon.get('/docs/assets/swagger-ui-bundle.js')).status).to.equal(200);
+      // The documentation's paths lie below the API prefix and are matched as its operations are: any case, 405 for another method.
+      expect((await t.anon.get('/OpenAPI.json')).status).to.equal(200);
+      expect((await t.anon.get('/Docs')).text).to.contain('swagger-ui');
+      const post = await t.anon.post('/openapi.json', {});
+      expectErrorBody(post, 405);
+      expect(post.headers.get('allow')).to.contain('GET');
+      expectErrorBody(await t.anon.get('/docs/assets/no-such-file.js'), 404);
     });
   });
 
