@@ -103,7 +103,9 @@ export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress)
           status: ctx.status,
           durationMs: Math.round(seconds * 1e4) / 10,
           clientAddress,
-          ...(caller ? { tokenId: caller.tokenId, role: caller.role } : {}),
+          // Absent before authentication: pino leaves out a field whose value is undefined.
+          tokenId: caller?.tokenId,
+          role: caller?.role,
         },
         'request',
       );

@@ -132,7 +132,13 @@ describe('foundation: HTTP layer, errors, auth, observability', () => {
       const line = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.requestId === 'log-probe-1' && l.msg === 'request');
       expect(line).to.include({ method: 'GET', route: `${P}/client-version/default`, status: 200 });
       expect(line?.durationMs).to.be.a('number');
+      // The caller by its token's id and role, never its secret; an anonymous caller by its role alone.
+      expect(line?.role).to.equal('reader');
+      expect(line?.tokenId).to.be.a('string').and.not.equal(token);
       expect(t.logs.join('\n')).to.not.contain(token);
+      await t.anon.get('/client-version/default', { headers: { 'x-request-id': 'log-probe-2' } });
+      const anon = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.requestId === 'log-probe-2' && l.msg === 'request');
+      expect(anon, JSON.stringify(anon)).to.include({ status: 200, role: 'anonymous' }).and.not.have.any.keys('tokenId', 'traceId');
     });
 
     it('health: live and ready', async () => {

@@ -80,6 +80,19 @@ describe('log format', () => {
     expect(Number.isNaN(Date.parse(line.time as string))).to.equal(false);
   });
 
+  for (const format of ['json', 'ecs'] as const) {
+    it(`${format}: lines outside a trace carry their own fields only, none of an earlier line's`, () => {
+      const c = capture(format);
+      const first = { requestId: 'r-4', status: 201 };
+      c.log.info(first, 'request');
+      c.log.info({ requestId: 'r-5' }, 'request');
+      const [a, b] = c.lines;
+      expect(a).to.include({ requestId: 'r-4', status: 201 });
+      expect(b).to.include({ requestId: 'r-5' }).and.not.have.any.keys('status', 'trace', 'traceId');
+      expect(first).to.deep.equal({ requestId: 'r-4', status: 201 });
+    });
+  }
+
   it('ecs: the Elastic Common Schema fields Filebeat and Kibana expect', () => {
     const c = capture('ecs');
     c.log.child({ requestId: 'r-3' }).error({ err: new Error('boom') }, 'request');
