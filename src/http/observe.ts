@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import type Koa from 'koa';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError, BadRequestError, InternalError, PayloadTooLargeError, errorBody } from '../errors.js';
-import { accessLogOf, type Logger } from '../log.js';
+import { accessLineOf, type Logger } from '../log.js';
 import { isLaneShed } from './admission.js';
 import type { ClientAddress } from './client-address.js';
 import { currentTraceIds } from '../trace-context.js';
@@ -63,7 +63,7 @@ class RequestState {
 
 /** Request id, client address, logger, access log and metrics. */
 export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress): Koa.Middleware {
-  const access = accessLogOf(log);
+  const access = accessLineOf(log);
   // prom-client hashes a label object on every call: each method, route and status is labelled
   // once, and its count and histogram reused.
   const labelled = new Map<string, [Counter.Internal, Histogram.Internal<'method' | 'route' | 'status'>]>();
@@ -94,21 +94,18 @@ export function observe(log: Logger, metrics: Metrics, addressOf: ClientAddress)
       duration.observe(seconds);
       // The caller: its token id and role, once authenticated (also on a 403).
       const caller = ctx.state.principal as { tokenId?: string; role?: string } | undefined;
-      access.info(
-        {
-          requestId,
-          method: ctx.method,
-          route,
-          path: ctx.path,
-          status: ctx.status,
-          durationMs: Math.round(seconds * 1e4) / 10,
-          clientAddress,
-          // Absent before authentication: pino leaves out a field whose value is undefined.
-          tokenId: caller?.tokenId,
-          role: caller?.role,
-        },
-        'request',
-      );
+      access({
+        requestId,
+        method: ctx.method,
+        route,
+        path: ctx.path,
+        status: ctx.status,
+        durationMs: Math.round(seconds * 1e4) / 10,
+        clientAddress,
+        // Absent before authentication: a field whose value is undefined is left out of the line.
+        tokenId: caller?.tokenId,
+        role: caller?.role,
+      });
     }
   };
 }

@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { createLogger } from '../../src/log.js';
+import { accessLineOf, createLogger, type AccessFields } from '../../src/log.js';
 import { loadConfig } from '../../src/config.js';
 import type { LogFormat } from '../../src/log.js';
 
@@ -92,6 +92,35 @@ describe('log format', () => {
       expect(first).to.deep.equal({ requestId: 'r-4', status: 201 });
     });
   }
+
+  for (const format of ['json', 'ecs'] as const) {
+    it(`${format}: the access line is pino's own line for its fields, key for key and in order`, () => {
+      const fields: AccessFields[] = [
+        { requestId: 'r-6', method: 'GET', route: '/v1/x', path: '/v1/x', status: 200, durationMs: 1.5, clientAddress: '127.0.0.1', role: 'anonymous' },
+        { requestId: 'r-7', method: 'POST', route: '/v1/"q"', path: '/v1/\\é\u2028', status: 503, durationMs: 0, clientAddress: '::1', tokenId: 't-1', role: 'admin' },
+      ];
+      const fast = capture(format);
+      const slow = capture(format);
+      for (const f of fields) {
+        accessLineOf(fast.log)(f);
+        slow.log.info(f, 'request');
+      }
+      const untimed = (l: Record<string, unknown>) => Object.entries(l).filter(([k]) => k !== 'time' && k !== '@timestamp');
+      expect(fast.lines.map(untimed)).to.deep.equal(slow.lines.map(untimed));
+      expect(fast.text().split('\n')).to.have.length(3);
+      for (const l of fast.lines) expect(Math.abs(Date.parse(String(l.time ?? l['@timestamp'])) - Date.now())).to.be.below(60_000);
+      expect(fast.lines[0]).to.not.have.property('tokenId');
+    });
+  }
+
+  it('writes no access line below its level', () => {
+    const raw: string[] = [];
+    const log = createLogger('warn', new Writable({ write: (chunk: Buffer, _enc, cb) => (raw.push(chunk.toString()), cb()) }), 'json');
+    accessLineOf(log)({ requestId: 'r-8', method: 'GET', route: '/', path: '/', status: 200, durationMs: 1, clientAddress: '127.0.0.1' });
+    log.warn('kept');
+    expect(raw).to.have.length(1);
+    expect(raw[0]).to.contain('kept');
+  });
 
   it('ecs: the Elastic Common Schema fields Filebeat and Kibana expect', () => {
     const c = capture('ecs');
