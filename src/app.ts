@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import Koa from 'koa';
+import compose from 'koa-compose';
 import Router from '@koa/router';
 import { Gauge } from 'prom-client';
 import { koaBody, HttpMethodEnum } from 'koa-body';
@@ -197,18 +198,29 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     if (ctx.status === 404) throw new NotFoundError(`no operation at ${ctx.method} ${ctx.path}`);
   });
   // Until the indices are set up every operation answers 503: a write before then would land nowhere.
-  const whenReady: Koa.Middleware = (_ctx, next) => {
+  const assertReady = (): void => {
     if (!indicesReady) throw new ServiceUnavailableError('the service is setting up its indices; retry later');
-    return next();
   };
-  // An operation's path goes straight to the API's router: the console, health, metrics,
-  // documentation and sign-in routers see only the paths outside it (docs/adr/0139-operations-dispatched-by-prefix.md).
-  const operations = chain([whenReady, api]);
-  const elsewhere = chain([consoleAssets(), ops.routes(), ops.allowedMethods(), whenReady, sso.routes(), sso.allowedMethods(), api] as Koa.Middleware[]);
-  const opsInApi = new Set(ops.stack.map((layer) => (typeof layer.path === 'string' ? requestSegment(layer.path) : undefined)));
+  const elsewhere = compose([
+    consoleAssets(),
+    ops.routes() as Koa.Middleware,
+    ops.allowedMethods() as Koa.Middleware,
+    (_ctx, next) => {
+      assertReady();
+      return next();
+    },
+    sso.routes() as Koa.Middleware,
+    sso.allowedMethods() as Koa.Middleware,
+  ]);
+  // A path naming one of the API's resources goes straight to that resource's router; the
+  // console, health, metrics, documentation and sign-in routers see every other path
+  // (docs/adr/0139-operations-dispatched-by-prefix.md).
   app.use((ctx, next) => {
     const segment = requestSegment(ctx.path);
-    return segment !== undefined && !opsInApi.has(segment) ? operations(ctx, next) : elsewhere(ctx, next);
+    const resource = segment === undefined ? undefined : api(segment);
+    if (!resource) return elsewhere(ctx, next);
+    assertReady();
+    return resource(ctx, next);
   });
 
   return {
@@ -225,7 +237,3 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
   };
 }
 
-/** Middleware run one inside the other, as `app.use` in that order would. */
-function chain(mws: Koa.Middleware[]): Koa.Middleware {
-  return mws.reduceRight<Koa.Middleware>((inner, mw) => (ctx, next) => mw(ctx, () => inner(ctx, next)), (_ctx, next) => next());
-}

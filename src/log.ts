@@ -40,26 +40,15 @@ export const REDACTED_PATHS: readonly string[] = [
   ),
 ];
 
-/** What the mixin answers when no trace is active: one shared object, never written to. */
-const NO_TRACE: object = Object.freeze({});
-
 /** The trace fields of a line: ECS's `trace.id`/`span.id`, or flat `traceId`/`spanId`. */
 function traceMixin(format: LogFormat): () => object {
   if (format === 'ecs') {
     return () => {
       const ids = currentTraceIds();
-      return ids ? { trace: { id: ids.traceId }, span: { id: ids.spanId } } : NO_TRACE;
+      return ids ? { trace: { id: ids.traceId }, span: { id: ids.spanId } } : {};
     };
   }
-  return () => currentTraceIds() ?? NO_TRACE;
-}
-
-/**
- * pino copies a line's fields onto the mixin's object; without a trace there is nothing to add,
- * and the line's own object is written as it is (no copy of every access line's fields).
- */
-function mergeTrace(line: object, trace: object): object {
-  return trace === NO_TRACE ? line : Object.assign(trace, line);
+  return () => currentTraceIds() ?? {};
 }
 
 /**
@@ -93,7 +82,7 @@ const accessLines = new WeakMap<Logger, AccessLine>();
 
 export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
   const options = (redact: boolean): LoggerOptions => {
-    const common: LoggerOptions = { level, mixin: traceMixin(format), mixinMergeStrategy: mergeTrace, ...(redact ? { redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' } } : {}) };
+    const common: LoggerOptions = { level, mixin: traceMixin(format), ...(redact ? { redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' } } : {}) };
     // ECS names the service `service.name`; the formatter also moves `err` to `error.*`.
     if (format === 'ecs') return { ...common, ...ecsFormat({ serviceName: SERVICE, convertErr: true, apmIntegration: false }) };
     return { ...common, base: { service: SERVICE }, timestamp: pino.stdTimeFunctions.isoTime };
@@ -101,7 +90,8 @@ export function createLogger(level: string, destination?: DestinationStream, for
   const log = pino(options(true), destination);
   // The same stream, so lines of both stay whole and in order.
   const stream = (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym];
-  accessLines.set(log, accessLine(pino(options(false), stream), stream, lineFrame(options(false))));
+  const unredacted = options(false);
+  accessLines.set(log, accessLine(pino(unredacted, stream), stream, lineFrame(unredacted)));
   return log;
 }
 

@@ -112,12 +112,15 @@ describe('rollouts: an agent version in rings', function () {
     const rest = [...(await SimulatedAgents.register(admin, custA, 8, OLD)), ...(await SimulatedAgents.register(admin, custB, 8, OLD))];
     // Customers of one agent each, until one's agent falls in the 50 % ring: the last ring has
     // nothing to send there, and pins that organization all the same.
-    const single: string[] = [];
-    for (let tries = 0; tries < 40 && !single.some((_, k) => hashBucket(rest[16 + k]) < 5000); tries++) {
-      single.push(await t.world.org(msp));
-      rest.push(...(await SimulatedAgents.register(admin, single[single.length - 1], 1, OLD)));
+    const single: { org: string; agent: string }[] = [];
+    const oneInHalf = (): boolean => single.some((s) => hashBucket(s.agent) < 5000);
+    for (let tries = 0; tries < 40 && !oneInHalf(); tries++) {
+      const org = await t.world.org(msp);
+      const [agent] = await SimulatedAgents.register(admin, org, 1, OLD);
+      single.push({ org, agent });
+      rest.push(agent);
     }
-    expect(single.some((_, k) => hashBucket(rest[16 + k]) < 5000), 'a customer whose agents are all in the 50 % ring').to.equal(true);
+    expect(oneInHalf(), 'a customer whose agents are all in the 50 % ring').to.equal(true);
     const agents = new SimulatedAgents(admin, [...canary, ...rest]);
     const ro = await create(admin, rolloutBody(msp, [{ orgIds: [testOrg] }, { percent: 50 }, { percent: 100 }], { gate: { minHealthyPercent: 100, withinSeconds: 20 } }));
     expect(ro.state).to.equal('RUNNING');
@@ -137,7 +140,7 @@ describe('rollouts: an agent version in rings', function () {
     // Every agent got exactly one upgrade command, to the new version.
     for (const id of [...canary, ...rest]) expect(agents.received.get(id)?.map((g) => g.version), id).to.deep.equal([NEW]);
     // The organization ring's organization and, with the last ring, every organization are pinned to the new version.
-    for (const org of [testOrg, custA, custB, ...single]) {
+    for (const org of [testOrg, custA, custB, ...single.map((s) => s.org)]) {
       const pins = await admin.get<{ targetVersionLinux?: string; targetVersionWindows?: string }>(`/org-config/${org}`);
       expect(pins.body.targetVersionLinux, org).to.equal(NEW);
     }
