@@ -68,13 +68,26 @@ const nextCursor = Joi.string()
   .meta({ 'x-extension': true });
 
 /**
- * The handler's input with `query` replaced. Its accessors are carried over, not called: a
- * spread would read `log`, which makes the request's logger (src/http/observe.ts) for every page.
+ * The handler's input with `query` replaced. `log` is carried over as an accessor, not read: a
+ * spread would call it, which makes the request's logger (src/http/observe.ts) for every page.
+ * Every field is named (`satisfies` fails the build when one is added), which is a plain object
+ * literal: copying property descriptors instead made a dictionary-mode object, 2.5 % of a page's CPU.
  */
-function withQuery<I extends HandlerInput<unknown, unknown, unknown>>(input: I, query: unknown): I {
-  const fields = Object.getOwnPropertyDescriptors(input);
-  fields.query = { value: query, enumerable: true, writable: true, configurable: true };
-  return Object.defineProperties({}, fields) as I;
+function withQuery<P, Q, B>(input: HandlerInput<P, Q, B>, query: Q): HandlerInput<P, Q, B> {
+  return {
+    params: input.params,
+    query,
+    body: input.body,
+    access: input.access,
+    get log() {
+      return input.log;
+    },
+    path: input.path,
+    createdId: input.createdId,
+    accepts: input.accepts,
+    runInLane: input.runInLane,
+    onClose: input.onClose,
+  } satisfies Record<keyof HandlerInput<P, Q, B>, unknown>;
 }
 
 class DeepPaging {

@@ -45,7 +45,7 @@ describe('organization ancestry on records', () => {
     expect(event.target).to.not.have.property('orgPath');
     expect(orgOf(stamped, audit)).to.equal('site');
     stripPath(stamped, audit);
-    expect(stamped.target.orgPath).to.equal(undefined);
+    expect((stamped.target as Record<string, unknown>).orgPath).to.equal(undefined);
     expect(JSON.parse(JSON.stringify(stamped))).to.deep.equal(event);
     const endpoints = ORG_SCOPED_INDICES.endpoints;
     const record = withPath({ id: 'a1', orgId: 'site', name: 'n' }, endpoints, ['root', 'site']);
