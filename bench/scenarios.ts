@@ -11,7 +11,7 @@ import { PageCounts } from '../src/store/page-total.js';
 import { endpointCriteriaQuery, utmCriteriaQuery } from '../src/resources/endpoints/criteria.js';
 import { ENDPOINT_SORT, UTM_SORT } from '../src/resources/endpoints/schema.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
-import { dedupe, diffInventory, type InstalledSoftware, type SoftwareInventoryDoc } from '../src/resources/software-inventory/model.js';
+import { dedupe, diffUnique, type InstalledSoftware, type SoftwareInventoryDoc } from '../src/resources/software-inventory/model.js';
 import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
 import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
 import { agentOrg, seededInventory, type Seeded } from './seed.js';
@@ -226,7 +226,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
           track_total_hits: false,
         });
         const stored = res.hits.hits.map((h) => h._source as SoftwareInventoryDoc);
-        const diff = diffInventory({ id, orgId: ep._source?.orgId ?? root }, dedupe(report(endpointOf(i), i)), stored, new Date());
+        const diff = diffUnique({ id, orgId: ep._source?.orgId ?? root }, dedupe(report(endpointOf(i), i)), stored, new Date());
         if (diff.upserts.length + diff.deletes.length === 0) return undefined;
         return client.bulk({
           index: inventory,

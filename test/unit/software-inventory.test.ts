@@ -104,6 +104,20 @@ describe('software inventory: diff of a full report against the stored inventory
     expect(d.upserts[0]).to.not.have.property('vendor');
   });
 
+  it('finds a stored entry by its pair key, and one stored without the key by its id', () => {
+    const keyed = stored([{ name: 'A', version: '1' }], T0);
+    const unkeyed = stored([{ name: 'B', version: '1' }], T0).map(({ nameVersion: _key, ...rest }) => rest);
+    const now = new Date(T0.getTime() + HOUR);
+    const d = diffInventory(owner, [{ name: 'A', version: '1' }, { name: 'B', version: '1' }], [...keyed, ...unkeyed], now);
+    expect(d).to.deep.equal({ upserts: [], created: 0, deletes: [], unchanged: 2 });
+    const changed = diffInventory(owner, [{ name: 'A', version: '1', vendor: 'V' }, { name: 'B', version: '1', vendor: 'V' }], [...keyed, ...unkeyed], now);
+    expect(changed.created).to.equal(0);
+    expect(changed.upserts.map((u) => [u.id, u.firstSeen, u.lastSeen])).to.deep.equal([
+      [softwareId('ep-1', 'A', '1'), T0.toISOString(), now.toISOString()],
+      [softwareId('ep-1', 'B', '1'), T0.toISOString(), now.toISOString()],
+    ]);
+  });
+
   it('counts duplicates in one report once', () => {
     const d = diffInventory(owner, [{ name: 'A', version: '1' }, { name: 'A', version: '1' }, { name: 'A', version: '1' }], [], T0);
     expect(d.created).to.equal(1);

@@ -16,7 +16,7 @@ import {
   INVENTORY_SORT_FIELDS,
   MAX_INVENTORY_ITEMS,
   dedupe,
-  diffInventory,
+  diffUnique,
   softwareId,
   toInventoryDoc,
   toRecord,
@@ -100,7 +100,7 @@ export class SoftwareInventoryService {
   /**
    * The bulk path of a full report, for an endpoint already authorized: one search for the
    * stored entries, the diff in code, one bulk request for creates, updates and deletes
-   * (none when nothing changed).
+   * (none when nothing changed). `items` are de-duplicated (dedupe's output).
    */
   async replaceInventory(
     owner: InventoryOwner,
@@ -108,7 +108,7 @@ export class SoftwareInventoryService {
     opts: WriteOptions = {},
   ): Promise<ReplaceResult> {
     const stored = await this.store.diffEntries(owner.id);
-    const diff = diffInventory(owner, items, stored, new Date(), this.lastSeenRefreshMs);
+    const diff = diffUnique(owner, items, stored, new Date(), this.lastSeenRefreshMs);
     if (diff.upserts.length > 0 || diff.deletes.length > 0) {
       // Searchable before the answer (the next report's diff reads through search), through the
       // store's refresh shared with concurrent reports.

@@ -5,7 +5,7 @@ import { readRetries, type StoreContext } from '../../store/client.js';
 import { storeCall } from '../../store/errors.js';
 import { NotFoundError, ServiceUnavailableError } from '../../errors.js';
 import type { PageQuery } from '../../store/page-query.js';
-import { DIFF_FIELDS, type InventoryDiffEntry, type SoftwareInventoryDoc } from './model.js';
+import { type InventoryDiffEntry, type SoftwareInventoryDoc } from './model.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
 
 /** Bulk actions per request: a full report of 10,000 new entries is one request. */
@@ -52,9 +52,9 @@ export class SoftwareInventoryStore {
     return this.sorted<SoftwareInventoryDoc>(query);
   }
 
-  /** An endpoint's stored entries with only the fields a report's diff compares (no names, no ancestry to parse). */
+  /** An endpoint's stored entries, whole, for a report's diff (model.ts InventoryDiffEntry says why whole). */
   diffEntries(endpointId: string): Promise<InventoryDiffEntry[]> {
-    return this.sorted<InventoryDiffEntry>({ term: { endpointId } }, DIFF_FIELDS);
+    return this.sorted<InventoryDiffEntry>({ term: { endpointId } });
   }
 
   private async sorted<D extends { id: string }>(query: Query, source?: readonly string[]): Promise<D[]> {
