@@ -176,10 +176,10 @@ export interface InventoryDiff {
 }
 
 /**
- * What a report's diff reads of each stored entry (store.ts diffEntries): the fields it compares,
- * the times it keeps, and the pair key it matches a reported entry by. The store reads whole
- * documents for it: filtering their sources cost Elasticsearch more (2.8 against 2.3 ms of CPU for
- * 200 entries) than the fields left out cost to parse here.
+ * What a report's diff reads of each stored entry: the fields it compares, the times it keeps,
+ * and the pair key it matches a reported entry by. The service reads whole entries for it:
+ * filtering their sources cost Elasticsearch more (2.8 against 2.3 ms of CPU for 200 entries)
+ * than the fields left out cost to parse here (docs/adr/0141-reads-shaped-where-they-cost-least.md).
  */
 export type InventoryDiffEntry = Pick<SoftwareInventoryDoc, 'id' | 'orgId' | 'vendor' | 'installDate' | 'architecture' | 'firstSeen' | 'lastSeen'> &
   Partial<Pick<SoftwareInventoryDoc, 'nameVersion'>>;

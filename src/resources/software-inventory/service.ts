@@ -107,7 +107,8 @@ export class SoftwareInventoryService {
     items: InstalledSoftware[],
     opts: WriteOptions = {},
   ): Promise<ReplaceResult> {
-    const stored = await this.store.diffEntries(owner.id);
+    // Whole entries, not their compared fields alone (model.ts InventoryDiffEntry says why).
+    const stored = await this.store.allMatching({ term: { endpointId: owner.id } });
     const diff = diffUnique(owner, items, stored, new Date(), this.lastSeenRefreshMs);
     if (diff.upserts.length > 0 || diff.deletes.length > 0) {
       // Searchable before the answer (the next report's diff reads through search), through the

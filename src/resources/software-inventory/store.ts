@@ -5,7 +5,7 @@ import { readRetries, type StoreContext } from '../../store/client.js';
 import { storeCall } from '../../store/errors.js';
 import { NotFoundError, ServiceUnavailableError } from '../../errors.js';
 import type { PageQuery } from '../../store/page-query.js';
-import { type InventoryDiffEntry, type SoftwareInventoryDoc } from './model.js';
+import type { SoftwareInventoryDoc } from './model.js';
 import type { OrgScopedIndex } from '../../store/org-path.js';
 
 /** Bulk actions per request: a full report of 10,000 new entries is one request. */
@@ -52,12 +52,7 @@ export class SoftwareInventoryStore {
     return this.sorted<SoftwareInventoryDoc>(query);
   }
 
-  /** An endpoint's stored entries, whole, for a report's diff (model.ts InventoryDiffEntry says why whole). */
-  diffEntries(endpointId: string): Promise<InventoryDiffEntry[]> {
-    return this.sorted<InventoryDiffEntry>({ term: { endpointId } });
-  }
-
-  private async sorted<D extends { id: string }>(query: Query, source?: readonly string[]): Promise<D[]> {
+  private async sorted<D extends { id: string }>(query: Query): Promise<D[]> {
     const out: D[] = [];
     let after: estypes.SortResults | undefined;
     for (;;) {
@@ -68,7 +63,6 @@ export class SoftwareInventoryStore {
         track_total_hits: false,
         seq_no_primary_term: false,
         version: false,
-        ...(source ? { _source: [...source] } : {}),
         ...(after ? { search_after: after } : {}),
       });
       for (const h of res.items) out.push(h.doc as unknown as D);
