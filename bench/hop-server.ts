@@ -2,7 +2,8 @@
  * The bare hop: each scenario's direct equivalent (bench/scenarios.ts) behind a plain
  * node:http server, with the same Elasticsearch client settings as the service. No framework,
  * no authentication, no validation, no access log, no mapping: a request `POST /<k>/<i>` runs
- * request i of scenario k and answers the Elasticsearch response as JSON.
+ * request i of scenario k and answers the Elasticsearch response as JSON. It carries the body
+ * the service's request i carries, which the hop parses and hands to the scenario.
  *
  * It measures what any Node HTTP service in front of Elasticsearch costs on this machine (an
  * HTTP request parsed and answered, a response serialized, on the same two cores), so a
@@ -34,20 +35,23 @@ const list = scenarios({
 const server = http.createServer((req, res) => {
   const [, k, i] = (req.url ?? '').split('/');
   const sc = list[Number(k)];
-  req.resume();
+  // The body the service's request carries, received and parsed as any JSON service must.
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     if (!sc) {
       res.writeHead(404).end();
       return;
     }
-    sc.direct(Number(i)).then(
+    const body: unknown = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    sc.direct(Number(i), body).then(
       (out) => {
-        const body = JSON.stringify(out ?? {});
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+        const answer = JSON.stringify(out ?? {});
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) }).end(answer);
       },
       (err: unknown) => {
-        const body = JSON.stringify({ message: String((err as Error)?.message ?? err) });
-        res.writeHead(500, { 'content-type': 'application/json' }).end(body);
+        const answer = JSON.stringify({ message: String((err as Error)?.message ?? err) });
+        res.writeHead(500, { 'content-type': 'application/json' }).end(answer);
       },
     );
   });

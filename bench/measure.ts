@@ -45,10 +45,27 @@ export async function cannon(
   return { res, firstError };
 }
 
-/** autocannon against the bare hop: request i of scenario k is `POST /k/i`; with `rate`, at that overall rate. */
-export function cannonHop(url: string, connections: number, k: number, seconds: number, rate?: number): Promise<autocannon.Result> {
+/**
+ * autocannon against the bare hop: request i of scenario k is `POST /k/i`, carrying the body the
+ * service's request i carries (the hop receives and parses what the service does); with `rate`,
+ * at that overall rate.
+ */
+export function cannonHop(url: string, connections: number, sc: Scenario, k: number, seconds: number, rate?: number): Promise<autocannon.Result> {
   let n = 0;
-  return drive(url, connections, [{ method: 'POST', setupRequest: (r) => ({ ...r, path: `/${k}/${n++}` }) }], seconds, rate ? { overallRate: rate } : {});
+  // The service's request i, built as the service's rounds build it; `next()` answers i.
+  const asService = sc.service(() => n);
+  const setup = typeof asService.setupRequest === 'function' ? asService.setupRequest : undefined;
+  const request: autocannon.Request = {
+    method: 'POST',
+    setupRequest: (r, context) => {
+      const i = n;
+      const built = setup ? setup({ ...r }, context) : r;
+      n++;
+      const body = built.body ?? asService.body;
+      return { ...r, method: 'POST', path: `/${k}/${i}`, ...(body !== undefined ? { body } : {}) };
+    },
+  };
+  return drive(url, connections, [request], seconds, rate ? { overallRate: rate } : {});
 }
 
 export function fromCannon(r: autocannon.Result): RoundResult {

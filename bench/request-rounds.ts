@@ -27,7 +27,7 @@ export async function requestScenarios(bench: Bench, stage: Stage): Promise<Scen
     BENCH_DISTRIBUTOR: DISTRIBUTOR,
     BENCH_ROOT: stage.root,
     BENCH_SUBTREE: JSON.stringify(stage.subtree),
-  });
+  }, stage.hopProfileDir);
   log(`bare hop at ${hop.url}, pid ${hop.pid}`);
   const results: ScenarioResult[] = [];
   try {
@@ -72,7 +72,7 @@ async function measureRounds(
   const warm = await shoot(warmupS);
   if (warm.firstError) log(`${sc.name}: warm-up error: ${warm.firstError}`);
   if (!noDirect) await runDirect(sc.direct, connections, warmupS);
-  await cannonHop(hop.url, connections, k, warmupS);
+  await cannonHop(hop.url, connections, sc, k, warmupS);
   const svcRounds: ServiceRound[] = [];
   const hopRounds: HopRound[] = [];
   const directRounds: (RoundResult & { esCpuMsPerRequest?: number })[] = [];
@@ -117,14 +117,14 @@ async function measureRounds(
       if (!noDirect) at70Direct = await runDirect(sc.direct, connections, roundS, rate);
     }
     // The hop's round right after the service's: both see the same state of the store.
-    hopRounds.push(await hopRound(hop, k, bench, roundS));
+    hopRounds.push(await hopRound(hop, sc, k, bench, roundS));
     if (noDirect) continue;
     const dBefore = cpuSeconds(esPid);
     const d = await runDirect(sc.direct, connections, roundS);
     directRounds.push({ ...d, esCpuMsPerRequest: msPerRequest(dBefore, cpuSeconds(esPid), d.requests) });
   }
   // The hop at the service's 70 % rate: splits the service's p99 there into the hop's and the service's own.
-  const hopAt70 = fromCannon(await cannonHop(hop.url, connections, k, roundS, rate));
+  const hopAt70 = fromCannon(await cannonHop(hop.url, connections, sc, k, roundS, rate));
   const best = <T extends RoundResult>(rs: T[]): T => rs.reduce((a, b) => (b.rps > a.rps ? b : a));
   const s = best(svcRounds);
   const hopBest = best(hopRounds);
@@ -161,10 +161,10 @@ async function measureRounds(
 type HopRound = RoundResult & { cpuMsPerRequest?: number; esCpuMsPerRequest?: number };
 
 /** One round of the bare hop, measured like the service's. */
-async function hopRound(hop: ServiceProcess, k: number, bench: Bench, roundS: number): Promise<HopRound> {
+async function hopRound(hop: ServiceProcess, sc: Scenario, k: number, bench: Bench, roundS: number): Promise<HopRound> {
   const before = sample(hop.pid);
   const esBefore = cpuSeconds(bench.esPid);
-  const r = fromCannon(await cannonHop(hop.url, bench.opts.connections, k, roundS));
+  const r = fromCannon(await cannonHop(hop.url, bench.opts.connections, sc, k, roundS));
   return {
     ...r,
     cpuMsPerRequest: msPerRequest(before.cpuSeconds, sample(hop.pid).cpuSeconds, r.requests),

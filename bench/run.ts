@@ -11,8 +11,8 @@
  *
  * Options: --size 14k|140k|1.4m (endpoints; default 140k; bench/seed.ts), --quick (the 14k
  * size with 5-s rounds), --short (5-s rounds at any size), --reuse (keep the data set of an
- * earlier run of the same size: no seeding), --no-direct (no rounds of the direct equivalents), --seed-only (seed, record the time, stop), --profile (the service under --cpu-prof; a
- * summary is printed), --tsx (run the service through the tsx loader instead of dist/).
+ * earlier run of the same size: no seeding), --no-direct (no rounds of the direct equivalents), --seed-only (seed, record the time, stop), --profile (the service and the bare hop under --cpu-prof;
+ * a summary of each is printed), --tsx (run the service through the tsx loader instead of dist/).
  * ELASTICSEARCH_URL: use that cluster (the bench indices are `ecs-bench<size>-*`); unset, a
  * managed node named `bench` (2 GB heap, its data kept under .local/es-bench/) is started
  * and stopped, or reused when already running.
@@ -126,13 +126,17 @@ async function main(): Promise<void> {
       serviceEnv,
       svc,
       callers: { admin: opts.admin, distributor: await mintToken(svc.url, opts.admin, 'bench-distributor-admin', DISTRIBUTOR) },
+      ...(profileDir ? { hopProfileDir: path.join(profileDir, 'hop') } : {}),
     };
     for (const s of wanted.filter((x) => x.phase === 'service')) await runPart(s, () => s.run(bench, stage));
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
     for (const s of wanted.filter((x) => x.phase === 'seeded')) await runPart(s, () => s.run(bench, stage));
     if (profileDir) {
-      for (const f of fs.readdirSync(profileDir).filter((x) => x.endsWith('.cpuprofile'))) console.error(formatSummary(summarize(path.join(profileDir, f))));
+      for (const [who, dir] of [['the service', profileDir], ['the bare hop', path.join(profileDir, 'hop')]]) {
+        if (!fs.existsSync(dir)) continue;
+        for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.cpuprofile'))) console.error(`${who}: ${formatSummary(summarize(path.join(dir, f)))}`);
+      }
     }
   }
   for (const s of wanted.filter((x) => x.phase === 'alone')) await runPart(s, () => s.run(bench, undefined));

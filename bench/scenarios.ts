@@ -143,8 +143,11 @@ export interface Scenario {
   directWork: string;
   /** autocannon request for the service; `next()` numbers the requests of a round. */
   service: (next: () => number) => autocannon.Request;
-  /** The same store work issued directly; `i` numbers the requests of a round. */
-  direct: (i: number) => Promise<unknown>;
+  /**
+   * The same store work issued directly; `i` numbers the requests of a round. `body` is the
+   * service's request body as the bare hop received and parsed it (absent in the direct rounds).
+   */
+  direct: (i: number, body?: unknown) => Promise<unknown>;
   /** Whose token the service's requests carry: the bench's system token unless `distributor` (an admin of the distributor). */
   caller?: 'distributor';
   /** Work beside the scenario while it is measured (the service's, the hop's and the direct rounds); answers its stop, which counts what it did. */
@@ -215,8 +218,10 @@ export function scenarios(x: ScenarioContext): Scenario[] {
           return { ...r, path: `${API}/endpoint/${seeded.inventoryIds[endpointOf(i)]}/software-inventory`, body: JSON.stringify(report(endpointOf(i), i)) };
         },
       }),
-      direct: async (i) => {
+      direct: async (i, body) => {
         const id = seeded.inventoryIds[endpointOf(i)];
+        // The hop's report is the body it received, as the service's is; the direct rounds make it here.
+        const reported = Array.isArray(body) ? (body as InstalledSoftware[]) : report(endpointOf(i), i);
         const ep = await client.get<EndpointDoc>({ index: endpoints, id });
         const res = await client.search<SoftwareInventoryDoc>({
           index: inventory,
@@ -226,7 +231,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
           track_total_hits: false,
         });
         const stored = res.hits.hits.map((h) => h._source as SoftwareInventoryDoc);
-        const diff = diffUnique({ id, orgId: ep._source?.orgId ?? root }, dedupe(report(endpointOf(i), i)), stored, new Date());
+        const diff = diffUnique({ id, orgId: ep._source?.orgId ?? root }, dedupe(reported), stored, new Date());
         if (diff.upserts.length + diff.deletes.length === 0) return undefined;
         return client.bulk({
           index: inventory,

@@ -62,10 +62,11 @@ export async function startService(opts: {
 
 /**
  * The bare hop (bench/hop-server.ts): the direct equivalents behind a plain node:http server,
- * the least any Node HTTP service in front of Elasticsearch costs on this machine.
+ * the least any Node HTTP service in front of Elasticsearch costs on this machine. With
+ * `profileDir`, profiled as the service is, so the two profiles compare.
  */
-export function startHop(env: Record<string, string>): Promise<ServiceProcess> {
-  return startChild('hop', ['--import', 'tsx', 'bench/hop-server.ts'], env);
+export function startHop(env: Record<string, string>, profileDir?: string): Promise<ServiceProcess> {
+  return startChild('hop', [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'bench/hop-server.ts'], env);
 }
 
 /** A node child that logs a JSON line with its `url` once it listens; stdout goes to a file. */

@@ -32,6 +32,8 @@ export interface Stage {
   serviceEnv: Record<string, string>;
   svc: ServiceProcess;
   callers: Callers;
+  /** Under `--profile`: where the bare hop writes its CPU profile (the service's is beside it). */
+  hopProfileDir?: string;
 }
 
 /** Every scenario's result so far, by scenario name. */
