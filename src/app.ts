@@ -6,7 +6,7 @@ import Koa from 'koa';
 import compose from 'koa-compose';
 import Router from '@koa/router';
 import { Gauge } from 'prom-client';
-import { koaBody, HttpMethodEnum } from 'koa-body';
+import coBody from 'co-body';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { StoreContext } from './store/client.js';
@@ -66,7 +66,9 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     keepAliveSeconds: config.cursorKeepAliveSeconds,
   });
   const metrics = createMetrics();
-  const openapi = buildOpenApi(routes, API_VERSION);
+  // Built on first use: most processes never serve it (docs/adr/0142-what-a-request-does-not-need-is-not-loaded.md).
+  let openapi: Record<string, unknown> | undefined;
+  const openapiDocument = (): Record<string, unknown> => (openapi ??= buildOpenApi(routes, API_VERSION));
   let indicesReady = false;
 
   const app = new Koa({ proxy: false });
@@ -118,7 +120,7 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     ctx.body = await metrics.registry.metrics();
   });
   ops.get(`${API_PREFIX}/openapi.json`, (ctx) => {
-    ctx.body = openapi;
+    ctx.body = openapiDocument();
   });
   ops.get(`${API_PREFIX}/docs`, (ctx) => {
     ctx.type = 'text/html';
@@ -150,15 +152,12 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     idempotency: new Idempotency(services.idempotencyKeys, config.idempotencyKeyTtlSeconds, log),
     admission,
     ...(idp ? { sessions: { service: services.sessions, publicOrigin: new URL(idp.publicUrl).origin } } : {}),
-    parseBody: koaBody({
-      json: true,
-      urlencoded: false,
-      text: false,
-      multipart: false,
-      jsonLimit: config.bodyLimit,
-      jsonStrict: true,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-    }),
+    // co-body alone, the JSON reader koa-body wraps: without koa-body's other parsers and its
+    // option schemas, whose modules every process held (docs/adr/0142-what-a-request-does-not-need-is-not-loaded.md).
+    parseBody: async (ctx, next) => {
+      (ctx.request as { body?: unknown }).body = (await coBody.json(ctx, { limit: config.bodyLimit, strict: true })) as unknown;
+      await next();
+    },
   });
 
   const sso = ssoRouter(
@@ -228,7 +227,9 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     services,
     routes,
     metrics,
-    openapi,
+    get openapi() {
+      return openapiDocument();
+    },
     setIndicesReady: (ready) => {
       indicesReady = ready;
     },

@@ -73,7 +73,7 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
   const { config, log } = opts;
   assertStartableConfig(config);
   // Before the store client: its instrumentation takes its tracer from the provider registered here.
-  const tracing = startTracing(config.tracing, SERVICE_VERSION, log);
+  const tracing = await startTracing(config.tracing, SERVICE_VERSION, log);
   const store: StoreContext = {
     client: createClient(opts.elasticsearchUrl, config.storeTimeoutMs, config.elasticsearchSecurity, config.tracing.enabled),
     prefix: config.indexPrefix,

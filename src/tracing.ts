@@ -3,31 +3,12 @@
  * and configured by the standard OTEL_* variables (src/config.ts). While on, one tracer
  * provider is registered process-wide, because the Elasticsearch client's own instrumentation
  * (@elastic/transport) reaches it through the global API; every layer uses the helpers here,
- * which cost one boolean test while tracing is off. This file starts and stops the SDK; the
- * context API the layers use is ./trace-context.ts.
+ * which cost one boolean test while tracing is off. This file starts and stops the SDK (loaded
+ * from ./tracing-sdk.ts only when tracing is on); the context API the layers use is
+ * ./trace-context.ts.
  */
-import { context, diag, DiagLogLevel, propagation, trace } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  type Sampler,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from './config-tracing.js';
 import type { Logger } from './log.js';
-
-import { setTracingActive, tracingActive } from './trace-context.js';
-
 
 export interface Tracing {
   /** Sends every finished span now. */
@@ -38,73 +19,12 @@ export interface Tracing {
 
 const OFF: Tracing = { flush: async () => undefined, shutdown: async () => undefined };
 
-function samplerOf(cfg: TracingConfig): Sampler {
-  const ratio = new TraceIdRatioBasedSampler(cfg.samplerRatio);
-  switch (cfg.sampler) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return ratio;
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio });
-    case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-  }
-}
-
-function exporterOf(cfg: TracingConfig): SpanExporter {
-  // Headers, time-out and compression still come from OTEL_EXPORTER_OTLP_* as the exporter reads them.
-  return cfg.protocol === 'http/json' ? new JsonExporter({ url: cfg.url }) : new ProtobufExporter({ url: cfg.url });
-}
-
 /**
  * Registers the process's tracer provider when the configuration turns tracing on (before the
  * Elasticsearch client is made, so its instrumentation finds it); answers a no-op otherwise.
  */
-export function startTracing(cfg: TracingConfig, serviceVersion: string, log: Logger): Tracing {
+export async function startTracing(cfg: TracingConfig, serviceVersion: string, log: Logger): Promise<Tracing> {
   if (!cfg.enabled) return OFF;
-  if (tracingActive()) throw new Error('tracing is already started in this process');
-  diag.setLogger(
-    {
-      error: (message: string) => log.warn({ otel: message }, 'opentelemetry'),
-      warn: (message: string) => log.warn({ otel: message }, 'opentelemetry'),
-      info: () => undefined,
-      debug: () => undefined,
-      verbose: () => undefined,
-    },
-    DiagLogLevel.WARN,
-  );
-  const provider = new BasicTracerProvider({
-    resource: resourceFromAttributes({
-      ...cfg.resourceAttributes,
-      [ATTR_SERVICE_NAME]: cfg.serviceName,
-      [ATTR_SERVICE_VERSION]: serviceVersion,
-    }),
-    sampler: samplerOf(cfg),
-    spanProcessors: [new BatchSpanProcessor(exporterOf(cfg), { scheduledDelayMillis: cfg.exportDelayMs })],
-  });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(provider);
-  setTracingActive(true);
-  log.info(
-    { exportTo: cfg.url, protocol: cfg.protocol, sampler: cfg.sampler, ratio: cfg.samplerRatio },
-    'opentelemetry traces on',
-  );
-  return {
-    flush: () => provider.forceFlush(),
-    shutdown: async () => {
-      setTracingActive(false);
-      await provider.shutdown();
-      trace.disable();
-      propagation.disable();
-      context.disable();
-      diag.disable();
-    },
-  };
+  const { startSdk } = await import('./tracing-sdk.js');
+  return startSdk(cfg, serviceVersion, log);
 }

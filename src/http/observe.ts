@@ -133,7 +133,7 @@ export type ErrorTranslator = (err: unknown) => unknown;
 export function asAppError(err: unknown, translate: ErrorTranslator): AppError | undefined {
   const translated = translate(err);
   if (translated instanceof AppError) return translated;
-  // koa-body / raw-body / http-errors raised while reading the body
+  // co-body / raw-body / http-errors raised while reading the body
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
   const status = e.status ?? e.statusCode;
   if (status === 413) return new PayloadTooLargeError('request body exceeds the size limit');

@@ -25,7 +25,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import * as oidc from 'openid-client';
 import { jwtVerify } from 'jose';
-import { koaBody } from 'koa-body';
+import coBody from 'co-body';
 import type { Logger } from '../log.js';
 import { BadRequestError, UnauthorizedError } from '../errors.js';
 import { grantsFromClaim } from './oidc-claims.js';
@@ -260,7 +260,10 @@ export function ssoRouter(deps: SsoDeps, log: Logger): Router {
     ctx.body = { signedOut: true, ...(url ? { endSessionUrl: url } : {}) };
   });
 
-  const parseForm = koaBody({ json: false, urlencoded: true, text: false, multipart: false, formLimit: '64kb' });
+  const parseForm: Koa.Middleware = async (ctx, next) => {
+    if (ctx.is('urlencoded')) (ctx.request as { body?: unknown }).body = (await coBody.form(ctx, { limit: '64kb' })) as unknown;
+    await next();
+  };
   router.post('/backchannel-logout', parseForm, async (ctx) => {
     const p = requireIdp();
     ctx.set('Cache-Control', 'no-store');
