@@ -22,7 +22,6 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from './config-tracing.js';
 import type { Logger } from './log.js';
-import { setTracingActive, tracingActive } from './trace-context.js';
 
 function samplerOf(cfg: TracingConfig): Sampler {
   const ratio = new TraceIdRatioBasedSampler(cfg.samplerRatio);
@@ -49,7 +48,6 @@ function exporterOf(cfg: TracingConfig): SpanExporter {
 
 /** Registers the process's tracer provider (src/tracing.ts loads this module only when tracing is on). */
 export function startSdk(cfg: TracingConfig, serviceVersion: string, log: Logger): { flush(): Promise<void>; shutdown(): Promise<void> } {
-  if (tracingActive()) throw new Error('tracing is already started in this process');
   diag.setLogger(
     {
       error: (message: string) => log.warn({ otel: message }, 'opentelemetry'),
@@ -73,7 +71,6 @@ export function startSdk(cfg: TracingConfig, serviceVersion: string, log: Logger
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
-  setTracingActive(true);
   log.info(
     { exportTo: cfg.url, protocol: cfg.protocol, sampler: cfg.sampler, ratio: cfg.samplerRatio },
     'opentelemetry traces on',
@@ -81,7 +78,6 @@ export function startSdk(cfg: TracingConfig, serviceVersion: string, log: Logger
   return {
     flush: () => provider.forceFlush(),
     shutdown: async () => {
-      setTracingActive(false);
       await provider.shutdown();
       trace.disable();
       propagation.disable();

@@ -9,6 +9,7 @@
  */
 import type { TracingConfig } from './config-tracing.js';
 import type { Logger } from './log.js';
+import { setTracingActive, tracingActive } from './trace-context.js';
 
 export interface Tracing {
   /** Sends every finished span now. */
@@ -25,6 +26,16 @@ const OFF: Tracing = { flush: async () => undefined, shutdown: async () => undef
  */
 export async function startTracing(cfg: TracingConfig, serviceVersion: string, log: Logger): Promise<Tracing> {
   if (!cfg.enabled) return OFF;
+  if (tracingActive()) throw new Error('tracing is already started in this process');
   const { startSdk } = await import('./tracing-sdk.js');
-  return startSdk(cfg, serviceVersion, log);
+  const sdk = startSdk(cfg, serviceVersion, log);
+  // The flag the layers test lives in this module graph, whatever graph the SDK's module loads in.
+  setTracingActive(true);
+  return {
+    flush: () => sdk.flush(),
+    shutdown: async () => {
+      setTracingActive(false);
+      await sdk.shutdown();
+    },
+  };
 }
