@@ -49,11 +49,7 @@ export class SoftwareInventoryStore {
    * id (one round trip for any inventory a full report can produce).
    */
   async allMatching(query: Query): Promise<SoftwareInventoryDoc[]> {
-    return this.sorted<SoftwareInventoryDoc>(query);
-  }
-
-  private async sorted<D extends { id: string }>(query: Query): Promise<D[]> {
-    const out: D[] = [];
+    const out: SoftwareInventoryDoc[] = [];
     let after: estypes.SortResults | undefined;
     for (;;) {
       const res = await this.docs.search({
@@ -65,7 +61,7 @@ export class SoftwareInventoryStore {
         version: false,
         ...(after ? { search_after: after } : {}),
       });
-      for (const h of res.items) out.push(h.doc as unknown as D);
+      for (const h of res.items) out.push(h.doc);
       if (res.items.length < READ_BATCH) return out;
       after = [res.items[res.items.length - 1].doc.id];
     }
