@@ -11,6 +11,7 @@ import { visible } from './visibility.js';
 import { storeCall, translateStoreError } from './errors.js';
 import { versionOf } from './versions.js';
 import { Batcher, type ItemOutcome } from './batcher.js';
+import { multiSearch } from './multi-search.js';
 import { itemError } from './item-errors.js';
 import { pitPages } from './pit.js';
 import { PageCounts } from './page-total.js';
@@ -145,7 +146,8 @@ export class DocStore<T extends object> {
 
   private async msearchOutcomes(bodies: SearchBody[]): Promise<ItemOutcome<SearchResult<T>>[]> {
     const res = await storeCall(() =>
-      this.ctx.client.msearch<T>(
+      multiSearch<T>(
+        this.ctx.client,
         {
           index: this.index,
           // Every search of the batch starts at once (as separate requests would); the default
@@ -157,7 +159,7 @@ export class DocStore<T extends object> {
           // so a search after a write's acknowledgement still sees the write (docs/adr/0008-coalesced-reads-and-request-cache.md).
           searches: bodies.flatMap((b) => [{ request_cache: true }, { seq_no_primary_term: true, version: true, ...b } as estypes.SearchSearchRequestBody]),
         },
-        readRetries,
+        bodies.length,
       ),
     );
     return res.responses.map((r): ItemOutcome<SearchResult<T>> => {

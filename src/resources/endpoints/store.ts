@@ -40,7 +40,7 @@ export interface ConnectionStateUpdate {
 /**
  * How concurrent hot-path calls are coalesced (see store/batcher.ts, docs/adr/0007-group-commit-of-connection-state.md and docs/adr/0008-coalesced-reads-and-request-cache.md):
  * connection-state updates into one bulk request (group commit), gets into one multi-get,
- * searches into one multi-search.
+ * searches into one multi-search (a long answer read search by search: docs/adr/0144-a-multi-search-answer-read-search-by-search.md).
  */
 export const ENDPOINT_BATCHING: Record<'connectionState' | 'reads' | 'searches', BatcherOptions> = {
   connectionState: GROUP_COMMIT,
