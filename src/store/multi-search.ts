@@ -49,9 +49,14 @@ export function splitAnswers(body: Buffer, count: number, parse: Parse): unknown
   return parts.length === count ? parts : undefined;
 }
 
+/** The answer's bytes; a connection lost while they arrive fails as the client's read would (ConnectionError). */
 async function bytesOf(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+  try {
+    for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+  } catch (err) {
+    throw new errors.ConnectionError((err as Error).message);
+  }
   return Buffer.concat(chunks);
 }
 
@@ -68,7 +73,9 @@ export async function multiSearch<T>(client: Client, request: estypes.MsearchReq
     if (!(res.body instanceof Readable)) throw new Error('the store client answered a multi-search without its byte stream');
     const body = await bytesOf(res.body);
     if (RETRIED.has(res.statusCode) && attempt < readRetries.maxRetries) continue;
-    const whole = (): unknown => (body.length === 0 ? undefined : parse(body.toString('utf8')));
+    // As the client: a JSON answer parsed, any other (a proxy's error page) kept as text.
+    const json = /json/.test(String(res.headers['content-type'] ?? ''));
+    const whole = (): unknown => (body.length === 0 ? undefined : json ? parse(body.toString('utf8')) : body.toString('utf8'));
     if (res.statusCode >= 400) throw new errors.ResponseError({ ...res, body: whole() });
     const parts = body.length > SPLIT_ABOVE_BYTES ? splitAnswers(body, count, parse) : undefined;
     if (!parts) return whole() as estypes.MsearchResponse<T>;

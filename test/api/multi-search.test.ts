@@ -3,10 +3,13 @@
  * (src/store/multi-search.ts): the same answers as the client's whole parse, on the real store,
  * whatever the records hold, and the same failures.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client, errors, type estypes } from '@elastic/elasticsearch';
 import { expect } from 'chai';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { createClient } from '../../src/store/client.js';
+import { isStoreUnavailable } from '../../src/store/errors.js';
 import { multiSearch, SPLIT_ABOVE_BYTES, splitAnswers } from '../../src/store/multi-search.js';
 
 const INDEX = 'multi-search-answers';
@@ -105,5 +108,42 @@ describe('a long multi-search answer, parsed search by search', function () {
     expect(caught).to.be.instanceOf(errors.ResponseError);
     expect((caught as errors.ResponseError).statusCode).to.equal((expected as errors.ResponseError).statusCode);
     expect((caught as errors.ResponseError).body).to.deep.equal((expected as errors.ResponseError).body);
+  });
+
+  it('fails as the client fails when the node breaks: an answer cut short, a proxy\'s 502 retried as reads are', async () => {
+    let requests = 0;
+    const node = http.createServer((req, res) => {
+      requests++;
+      req.resume();
+      if (req.url?.startsWith('/cut/')) {
+        res.writeHead(200, { 'content-type': 'application/vnd.elasticsearch+json', 'x-elastic-product': 'Elasticsearch' });
+        res.write('{"took":1,"responses":[{"took":1,');
+        setImmediate(() => res.socket?.destroy());
+        return;
+      }
+      res.writeHead(502, { 'content-type': 'text/html', 'x-elastic-product': 'Elasticsearch' }).end('<html>Bad Gateway</html>');
+    });
+    await new Promise<void>((resolve) => node.listen(0, '127.0.0.1', resolve));
+    const broken = createClient(`http://127.0.0.1:${(node.address() as AddressInfo).port}`, 5_000);
+    const failure = (index: string): Promise<unknown> =>
+      multiSearch(broken, { index, searches: searches(1, 1) }, 1).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    try {
+      const cut = await failure('cut');
+      expect(cut).to.be.instanceOf(errors.ConnectionError);
+      expect(isStoreUnavailable(cut), 'a cut answer is the store unavailable (503)').to.equal(true);
+
+      requests = 0;
+      const gateway = await failure('gateway');
+      expect(gateway).to.be.instanceOf(errors.ResponseError);
+      expect((gateway as errors.ResponseError).statusCode).to.equal(502);
+      expect((gateway as errors.ResponseError).body).to.equal('<html>Bad Gateway</html>');
+      expect(requests, 'the first request and two retries').to.equal(3);
+    } finally {
+      await broken.close();
+      await new Promise<void>((resolve) => node.close(() => resolve()));
+    }
   });
 });
