@@ -34,7 +34,7 @@ import { REGISTRY } from './registry.js';
 import { evaluateTargets, targetsTable, type ScenarioResult } from './report.js';
 import { scenarios as allScenarios } from './scenarios.js';
 import { DISTRIBUTOR, seed, seededIds, type Seeded } from './seed.js';
-import { buildService, startFlags, startService } from './service-process.js';
+import { buildService, stampedInBackground, startFlags, startService } from './service-process.js';
 import type { Bench, Stage } from './stage.js';
 import type { MigrationResult } from './migration.js';
 
@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     }
   };
   let servicePeakRssMb: number | undefined;
+  let serviceStampedInBackground: number | undefined;
   let seedSeconds: number | undefined;
   if (wanted.some((s) => s.phase !== 'alone')) {
     const ctx: StoreContext = { client, prefix: PREFIX, refresh: 'none' };
@@ -131,6 +132,10 @@ async function main(): Promise<void> {
     for (const s of wanted.filter((x) => x.phase === 'service')) await runPart(s, () => s.run(bench, stage));
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
+    serviceStampedInBackground = stampedInBackground(svc.logFile);
+    if (serviceStampedInBackground > 0) {
+      log(`warning: the service stamped ${serviceStampedInBackground} records without their ancestry in the background while it was measured (a direct write that lacks it?)`);
+    }
     for (const s of wanted.filter((x) => x.phase === 'seeded')) await runPart(s, () => s.run(bench, stage));
     if (profileDir) {
       for (const [who, dir] of [['the service', profileDir], ['the bare hop', path.join(profileDir, 'hop')]]) {
@@ -167,6 +172,7 @@ async function main(): Promise<void> {
     loadAverageAtStart: loadAtStart,
     machine: { ...machine(), elasticsearch: es.version, postgres: migration?.postgres },
     servicePeakRssMb,
+    serviceStampedInBackground,
     failedParts,
     ...all,
     results,

@@ -191,8 +191,27 @@ export function typicalReport(n: number, i: number): InstalledSoftware[] {
   return items.map((it, k) => (k >= from && k < from + 10 ? { ...it, version: `9.${i % 1000}.0` } : it));
 }
 
+/**
+ * The ancestry the service stamps on a record of `orgId` (src/store/org-path.ts), from the seeded
+ * tree: the direct writes carry it as the service's do, so the service never finds them to be
+ * records of an older release and stamps them in the background while it is measured.
+ */
+export function ancestryOf(seeded: Pick<Seeded, 'parents'>): (orgId: string) => string[] {
+  const known = new Map<string, string[]>();
+  return (orgId) => {
+    let path = known.get(orgId);
+    if (!path) {
+      path = [];
+      for (let o: string | undefined = orgId; o !== undefined; o = seeded.parents.get(o)) path.unshift(o);
+      known.set(orgId, path);
+    }
+    return path;
+  };
+}
+
 export function scenarios(x: ScenarioContext): Scenario[] {
   const { client, seeded, root } = x;
+  const orgPath = ancestryOf(seeded);
   const endpoints = aliasName(x.prefix, 'endpoints');
   const inventory = aliasName(x.prefix, 'software-inventory');
   const heartbeats = aliasName(x.prefix, 'network-heartbeats');
@@ -210,7 +229,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
       serviceWork:
         `POST /endpoint/{id}/software-inventory, ${what}: realtime get of the endpoint, one search of its stored entries, the diff, ` +
         'one bulk without refresh, then one index refresh shared with the reports that finished their bulk meanwhile (searchable before the answer)',
-      directWork: 'the same get, search (size 10,000, sorted by id) and bulk of the same diff, with refresh=true (searchable before the answer)',
+      directWork: 'the same get, search (size 10,000, sorted by id) and bulk of the same diff, its entries carrying their ancestry as the service stamps it, with refresh=true (searchable before the answer)',
       service: (next) => ({
         method: 'POST',
         setupRequest: (r) => {
@@ -231,12 +250,14 @@ export function scenarios(x: ScenarioContext): Scenario[] {
           track_total_hits: false,
         });
         const stored = res.hits.hits.map((h) => h._source as SoftwareInventoryDoc);
-        const diff = diffUnique({ id, orgId: ep._source?.orgId ?? root }, dedupe(reported), stored, new Date());
+        const orgId = ep._source?.orgId ?? root;
+        const diff = diffUnique({ id, orgId }, dedupe(reported), stored, new Date());
         if (diff.upserts.length + diff.deletes.length === 0) return undefined;
+        const path = orgPath(orgId);
         return client.bulk({
           index: inventory,
           refresh: true,
-          operations: [...diff.upserts.flatMap((d) => [{ index: { _id: d.id } }, d]), ...diff.deletes.map((d) => ({ delete: { _id: d } }))],
+          operations: [...diff.upserts.flatMap((d) => [{ index: { _id: d.id } }, { ...d, orgPath: path }]), ...diff.deletes.map((d) => ({ delete: { _id: d } }))],
         });
       },
     };
@@ -309,7 +330,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
       name: 'network heartbeat',
       serviceWork:
         'POST /network-heartbeat from a sensor whose host is known: the heartbeat and the host rewritten conditionally on the version this instance remembers (no read), each an item of a bulk shared with the concurrent heartbeats (refresh=false)',
-      directWork: 'the same: index of the heartbeat ‖ get + conditional index of the host',
+      directWork: 'the same, each record with its ancestry as the service stamps it: index of the heartbeat ‖ get + conditional index of the host',
       service: (next) => ({
         method: 'POST',
         setupRequest: (r) => {
@@ -326,13 +347,14 @@ export function scenarios(x: ScenarioContext): Scenario[] {
         const timestamp = new Date().toISOString();
         const hb = { ...s, externalAddress: '198.51.100.7', networkAddress: '10.1.0.0', subnetMask: '255.255.0.0', defaultGateway: '10.1.0.1', operatingSystem: 'linux', pcapVersion: '1.10', timestamp };
         const hostId = networkHostId(s.orgId, undefined, s.hostAddress);
+        const path = orgPath(s.orgId);
         await Promise.all([
-          client.index({ index: heartbeats, id: heartbeatId(s.endpointId, timestamp), document: { id: heartbeatId(s.endpointId, timestamp), ...hb }, refresh: false }),
+          client.index({ index: heartbeats, id: heartbeatId(s.endpointId, timestamp), document: { id: heartbeatId(s.endpointId, timestamp), ...hb, orgPath: path }, refresh: false }),
           (async () => {
             const cur = await client.get<NetworkHost>({ index: hosts, id: hostId }, { ignore: [404] });
             const { host } = mergeSighting(cur._source, { orgId: s.orgId, ipAddress: s.hostAddress, lastSeen: timestamp }, hostId);
             await client.index(
-              { index: hosts, id: hostId, document: host, if_seq_no: cur._seq_no, if_primary_term: cur._primary_term, refresh: false },
+              { index: hosts, id: hostId, document: { ...host, orgPath: path }, if_seq_no: cur._seq_no, if_primary_term: cur._primary_term, refresh: false },
               { ignore: [409] },
             );
           })(),

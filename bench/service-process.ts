@@ -105,3 +105,19 @@ async function startChild(name: string, args: string[], env: Record<string, stri
     },
   };
 }
+
+/**
+ * Records the service stamped with their organization's ancestry in the background while it ran
+ * (its `org paths:` log lines, src/resources/organizations/ancestry-migration.ts). A direct write
+ * without the ancestry is such a record: the service then pays, inside its measured rounds, for
+ * work the bench made. A run reports them, and should have none.
+ */
+export function stampedInBackground(logFile: string): number {
+  let stamped = 0;
+  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
+    if (!line.includes('"msg":"org paths:')) continue;
+    const n = (JSON.parse(line) as { stamped?: unknown }).stamped;
+    if (typeof n === 'number') stamped += n;
+  }
+  return stamped;
+}
