@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     for (const s of wanted.filter((x) => x.phase === 'service')) await runPart(s, () => s.run(bench, stage));
     servicePeakRssMb = sample(svc.pid).peakRssMb;
     await svc.stop();
-    serviceStampedInBackground = stampedInBackground(svc.logFile);
+    serviceStampedInBackground = await stampedInBackground(svc.logFile);
     if (serviceStampedInBackground > 0) {
       log(`warning: the service stamped ${serviceStampedInBackground} records without their ancestry in the background while it was measured (a direct write that lacks it?)`);
     }

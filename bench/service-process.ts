@@ -9,6 +9,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 
 export type Runtime = 'dist' | 'tsx';
 
@@ -112,9 +113,10 @@ async function startChild(name: string, args: string[], env: Record<string, stri
  * without the ancestry is such a record: the service then pays, inside its measured rounds, for
  * work the bench made. A run reports them, and should have none.
  */
-export function stampedInBackground(logFile: string): number {
+export async function stampedInBackground(logFile: string): Promise<number> {
   let stamped = 0;
-  for (const line of fs.readFileSync(logFile, 'utf8').split('\n')) {
+  // Line by line: a run's access log passes the longest string V8 makes.
+  for await (const line of readline.createInterface({ input: fs.createReadStream(logFile, 'utf8'), crlfDelay: Infinity })) {
     if (!line.includes('"msg":"org paths:')) continue;
     const n = (JSON.parse(line) as { stamped?: unknown }).stamped;
     if (typeof n === 'number') stamped += n;

@@ -26,7 +26,7 @@ describe('bench: the ancestry of the direct writes', () => {
     expect(of('msp-0-c0-s0-l0')).to.deep.equal(['msp-0', 'msp-0-c0', 'msp-0-c0-s0', 'msp-0-c0-s0-l0']);
   });
 
-  it('a run counts the records the service stamped in the background, from its log', () => {
+  it('a run counts the records the service stamped in the background, from its log', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-stamped-'));
     const file = path.join(dir, 'service.log');
     try {
@@ -41,9 +41,9 @@ describe('bench: the ancestry of the direct writes', () => {
           '',
         ].join('\n'),
       );
-      expect(stampedInBackground(file)).to.equal(15853);
+      expect(await stampedInBackground(file)).to.equal(15853);
       fs.writeFileSync(file, `${line({ msg: 'request', status: 200 })}\n`);
-      expect(stampedInBackground(file)).to.equal(0);
+      expect(await stampedInBackground(file)).to.equal(0);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
