@@ -64,10 +64,11 @@ export async function startService(opts: {
 /**
  * The bare hop (bench/hop-server.ts): the direct equivalents behind a plain node:http server,
  * the least any Node HTTP service in front of Elasticsearch costs on this machine. With
- * `profileDir`, profiled as the service is, so the two profiles compare.
+ * `profileDir`, profiled as the service is, so the two profiles compare; `nodeFlags` before the
+ * script (bench/gc-survival.ts runs it with the service's).
  */
-export function startHop(env: Record<string, string>, profileDir?: string): Promise<ServiceProcess> {
-  return startChild('hop', [...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'bench/hop-server.ts'], env);
+export function startHop(env: Record<string, string>, profileDir?: string, nodeFlags: string[] = []): Promise<ServiceProcess> {
+  return startChild('hop', [...nodeFlags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), '--import', 'tsx', 'bench/hop-server.ts'], env);
 }
 
 /** A node child that logs a JSON line with its `url` once it listens; stdout goes to a file. */
