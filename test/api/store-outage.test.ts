@@ -37,6 +37,28 @@ function signalNode(node: LocalNode, signal: NodeJS.Signals): void {
   process.kill(-node.pid, signal);
 }
 
+/**
+ * True once every process of the node's group is stopped (state `T` in /proc). A stop signal is
+ * only queued when kill returns: a busy JVM can answer a request or two before all its threads
+ * have stopped, which is not the outage this test means.
+ */
+function groupStopped(node: LocalNode): boolean {
+  const members = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => {
+      try {
+        // state and pgid: the 3rd and 5th fields, after the command's closing parenthesis.
+        const f = fs.readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ');
+        return { state: f[0], pgid: Number(f[2]) };
+      } catch {
+        return undefined; // ended meanwhile
+      }
+    })
+    .filter((p): p is { state: string; pgid: number } => p !== undefined && p.pgid === node.pid);
+  return members.length > 0 && members.every((p) => p.state === 'T');
+}
+
 interface Outcome {
   res: ApiResponse;
   ms: number;
@@ -138,6 +160,7 @@ describe('store outage: Elasticsearch stops and starts under the running service
     await until('writes acknowledged before the freeze', () => writers.counts.ok >= 16, 60_000);
     signalNode(node, 'SIGSTOP');
     try {
+      await until('every process of the node stopped', () => groupStopped(node), 10_000);
       const reads = await Promise.all(Array.from({ length: 10 }, () => timed(() => admin.get(`/endpoint/${acked.endpoints[0]}`))));
       reads.forEach((o, i) => expectUnavailable(o, `read ${i}`));
       const ready = await app.anon.get('/health/ready');
