@@ -92,8 +92,10 @@ if (k < 0 || list[k].caller === 'distributor') throw new Error(`--scenario: none
 const sc = list[k];
 await client.count({ index: aliasName(prefix, 'endpoints') });
 
-const flags = [...startFlags(), '--trace-gc-nvp'];
-process.env.BENCH_NODE_FLAGS = [process.env.BENCH_NODE_FLAGS ?? '', '--trace-gc-nvp'].join(' ');
+// The service's flags (and BENCH_NODE_FLAGS, for a lever) on both processes.
+const extra = [...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean), '--trace-gc-nvp'];
+const flags = [...startFlags(), ...extra];
+process.env.BENCH_NODE_FLAGS = extra.join(' ');
 const svc = await startService({ runtime: 'dist', env: { ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: prefix, ECS_ADMIN_TOKEN: admin, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' } });
 const hop = await startHop(
   { ELASTICSEARCH_URL: esUrl, BENCH_PREFIX: prefix, BENCH_SIZE: size.name, BENCH_DISTRIBUTOR: DISTRIBUTOR, BENCH_ROOT: root, BENCH_SUBTREE: '[]' },
