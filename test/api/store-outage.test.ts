@@ -109,11 +109,27 @@ describe('store outage: Elasticsearch stops and starts under the running service
     console.log(`      outage results: ${JSON.stringify(report)}`);
   });
 
+  interface Writers {
+    counts: { ok: number; unavailable: number };
+    /** The first answer a writer met that the outage does not allow (that writer then stopped). */
+    readonly failed: Error | undefined;
+    stop(): Promise<{ ok: number; unavailable: number }>;
+  }
+
   /** Writers that keep creating endpoints and licenses, remembering every 2xx, checking every failure. */
-  function startWriters(n: number): { counts: { ok: number; unavailable: number }; stop(): Promise<{ ok: number; unavailable: number }> } {
+  function startWriters(n: number): Writers {
     let running = true;
+    let failed: Error | undefined;
     const counts = { ok: 0, unavailable: 0 };
     const loops = Array.from({ length: n }, async (_, w) => {
+      try {
+        await write(w);
+      } catch (err) {
+        failed ??= err as Error;
+        throw err;
+      }
+    });
+    async function write(w: number): Promise<void> {
       for (let i = 0; running; i++) {
         const write =
           i % 2 === 0
@@ -129,15 +145,24 @@ describe('store outage: Elasticsearch stops and starts under the running service
           await retryPause(50);
         }
       }
-    });
+    }
     return {
       counts,
+      get failed() {
+        return failed;
+      },
       stop: async () => {
         running = false;
         await Promise.all(loops);
         return counts;
       },
     };
+  }
+
+  /** Waits for `n` writes acknowledged; a writer that met an answer the outage does not allow fails the test with it. */
+  async function acknowledged(writers: Writers, n: number, what: string): Promise<void> {
+    await until(what, () => writers.failed ?? writers.counts.ok >= n, 60_000);
+    if (writers.failed) throw writers.failed;
   }
 
   it('serves while the node is up: writes acknowledged and remembered', async () => {
@@ -157,7 +182,7 @@ describe('store outage: Elasticsearch stops and starts under the running service
 
   it('a frozen node (connections hang): 503 within the request time-out, ready 503, live 200; it serves again when the node resumes', async () => {
     const writers = startWriters(4);
-    await until('writes acknowledged before the freeze', () => writers.counts.ok >= 16, 60_000);
+    await acknowledged(writers, 16, 'writes acknowledged before the freeze');
     signalNode(node, 'SIGSTOP');
     try {
       await until('every process of the node stopped', () => groupStopped(node), 10_000);
@@ -180,7 +205,7 @@ describe('store outage: Elasticsearch stops and starts under the running service
 
   it('a killed node with writes in flight: every request 503 within the request time-out, no crash, heap flat', async () => {
     const writers = startWriters(4);
-    await until('writes acknowledged before the kill', () => writers.counts.ok >= 16, 60_000);
+    await acknowledged(writers, 16, 'writes acknowledged before the kill');
     const before = acked.endpoints.length + acked.licenses.length;
     signalNode(node, 'SIGKILL');
     await until('node gone', async () => {
