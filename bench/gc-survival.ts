@@ -41,7 +41,6 @@ const admin = 'bench-gc-admin-token-0123456789abcdef';
 interface Scavenge {
   allocated: number;
   survived: number;
-  promoted: number;
   pauseMs: number;
   helpersMs: number;
 }
@@ -56,7 +55,6 @@ function scavengesSince(logFile: string, from: number): Scavenge[] {
     .map((l) => ({
       allocated: field(l, 'allocated'),
       survived: field(l, 'new_space_survived'),
-      promoted: field(l, 'promoted'),
       pauseMs: field(l, 'pause'),
       helpersMs: field(l, 'background.scavenge.parallel'),
     }));

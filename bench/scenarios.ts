@@ -14,7 +14,7 @@ import type { EndpointDoc } from '../src/resources/endpoints/model.js';
 import { dedupe, diffUnique, type InstalledSoftware, type SoftwareInventoryDoc } from '../src/resources/software-inventory/model.js';
 import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
 import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
-import { agentOrg, seededInventory, type Seeded } from './seed.js';
+import { agentOrg, ancestryOf, inventoryReport, typicalReport, type Seeded } from './seed.js';
 
 /** The UTM model aggregation's search over a subtree, as the service sends it. */
 function utmModelAggregation(client: Client, endpoints: string, orgId: string): Promise<unknown> {
@@ -178,36 +178,6 @@ function agentBelow(seeded: Seeded, root: string): string {
 }
 
 const pick = <T>(list: readonly T[], i: number): T => list[(i * 7919) % list.length];
-
-/** A full inventory report of 200 items that differs from what the endpoint has (a replace that writes). */
-export function inventoryReport(i: number): InstalledSoftware[] {
-  return Array.from({ length: 200 }, (_, k) => ({ name: `package-${(i * 31 + k) % 1000}`, version: `${1 + ((i + k) % 3)}.0.0`, vendor: 'v' }));
-}
-
-/** The seeded inventory of endpoint `n` with a window of 10 items (moving with the request) at a new version. */
-export function typicalReport(n: number, i: number): InstalledSoftware[] {
-  const items = seededInventory(n, 200);
-  const from = (i * 10) % items.length;
-  return items.map((it, k) => (k >= from && k < from + 10 ? { ...it, version: `9.${i % 1000}.0` } : it));
-}
-
-/**
- * The ancestry the service stamps on a record of `orgId` (src/store/org-path.ts), from the seeded
- * tree: the direct writes carry it as the service's do, so the service never finds them to be
- * records of an older release and stamps them in the background while it is measured.
- */
-export function ancestryOf(seeded: Pick<Seeded, 'parents'>): (orgId: string) => string[] {
-  const known = new Map<string, string[]>();
-  return (orgId) => {
-    let path = known.get(orgId);
-    if (!path) {
-      path = [];
-      for (let o: string | undefined = orgId; o !== undefined; o = seeded.parents.get(o)) path.unshift(o);
-      known.set(orgId, path);
-    }
-    return path;
-  };
-}
 
 export function scenarios(x: ScenarioContext): Scenario[] {
   const { client, seeded, root } = x;

@@ -12,6 +12,8 @@ import { DocStore } from '../src/store/doc-store.js';
 import type { OrganizationDoc } from '../src/resources/organizations/store.js';
 import { bulkEndpoints, refreshIndex } from '../test/helpers/endpoint-store.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
+import type { InstalledSoftware } from '../src/resources/software-inventory/model.js';
+import { link, pathOf, type Snapshot } from '../src/resources/organizations/tree-snapshot.js';
 import { Access } from '../src/access/access.js';
 
 /** The shape of the organization tree: one distributor and ten MSPs, four levels each. */
@@ -170,6 +172,36 @@ export function seededInventory(n: number, count: number): { name: string; vendo
     const c = CATALOGUE[(n * 17 + k * 5) % CATALOGUE.length];
     return { name: c.name, vendor: c.vendor, version: `${1 + (k % 3)}.${n % 4}.0` };
   });
+}
+
+/** A full inventory report of 200 items that differs from what the endpoint has (a replace that writes). */
+export function inventoryReport(i: number): InstalledSoftware[] {
+  return Array.from({ length: 200 }, (_, k) => ({ name: `package-${(i * 31 + k) % 1000}`, version: `${1 + ((i + k) % 3)}.0.0`, vendor: 'v' }));
+}
+
+/** The seeded inventory of endpoint `n` with a window of 10 items (moving with the request) at a new version. */
+export function typicalReport(n: number, i: number): InstalledSoftware[] {
+  const items = seededInventory(n, 200);
+  const from = (i * 10) % items.length;
+  return items.map((it, k) => (k >= from && k < from + 10 ? { ...it, version: `9.${i % 1000}.0` } : it));
+}
+
+/**
+ * The ancestry the service stamps on a record of `orgId` (src/store/org-path.ts), from its own
+ * organization tree holding the seeded organizations: the direct writes carry it as the service's
+ * do, so the service never takes them for records of an older release and stamps them in the
+ * background while it is measured.
+ */
+export function ancestryOf(seeded: Pick<Seeded, 'orgs' | 'parents'>): (orgId: string) => string[] {
+  // The service's own tree, loaded with the seeded organizations.
+  const tree: Snapshot = { parent: new Map(), children: new Map(), loadedAt: 0 };
+  for (const org of seeded.orgs) link(tree, org, seeded.parents.get(org));
+  const known = new Map<string, string[]>();
+  return (orgId) => {
+    let path = known.get(orgId);
+    if (!path) known.set(orgId, (path = pathOf(tree, orgId)));
+    return path;
+  };
 }
 
 /** UTM record `i` of a data set (also the source records of the migration benchmark). */

@@ -1,6 +1,6 @@
 /**
  * The bench's direct writes carry their records' ancestry as the service stamps it
- * (bench/scenarios.ts), so the service never takes them for records of an older release and
+ * (bench/seed.ts, used by bench/scenarios.ts), so the service never takes them for records of an older release and
  * stamps them in the background while it is measured; a run reports any it did stamp
  * (bench/service-process.ts).
  */
@@ -8,8 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ancestryOf } from '../../bench/scenarios.js';
-import { seededIds, QUICK } from '../../bench/seed.js';
+import { ancestryOf, seededIds, QUICK } from '../../bench/seed.js';
 import { stampedInBackground } from '../../bench/service-process.js';
 import { link, pathOf, type Snapshot } from '../../src/resources/organizations/tree-snapshot.js';
 
