@@ -30,12 +30,27 @@ export function buildService(log: (l: string) => void): void {
   log(`built dist/ in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
+/** The command of `npm start` that runs the service: its environment, node and flags, then dist/main.js. */
+function startCommand(): RegExpExecArray {
+  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+  const run = /((?:\b[A-Z_]+=\S+\s+)*)\bnode((?:\s+--\S+)*)\s+dist\/main\.js/.exec(pkg.scripts.start);
+  if (!run) throw new Error('package.json start script does not run node … dist/main.js');
+  return run;
+}
+
 /** The node flags of `npm start` (package.json), so the bench runs the service as it ships. */
 export function startFlags(): string[] {
-  const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
-  const run = /\bnode((?:\s+--\S+)*)\s+dist\/main\.js/.exec(pkg.scripts.start);
-  if (!run) throw new Error('package.json start script does not run node … dist/main.js');
-  return run[1].split(/\s+/).filter(Boolean);
+  return startCommand()[2].split(/\s+/).filter(Boolean);
+}
+
+/** The environment `npm start` sets for the process (the C library's allocator, docs/adr/0145). */
+export function startEnv(): Record<string, string> {
+  return Object.fromEntries(
+    startCommand()[1]
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
+  );
 }
 
 export async function startService(opts: {
@@ -56,7 +71,8 @@ export async function startService(opts: {
       ...(opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : []),
       ...(opts.runtime === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/main.js']),
     ],
-    opts.env,
+    // The environment `npm start` sets, unless the bench's own sets it (an experiment's, which wins).
+    { ...Object.fromEntries(Object.entries(startEnv()).filter(([k]) => process.env[k] === undefined)), ...opts.env },
     opts.cwd,
   );
 }
