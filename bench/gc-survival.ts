@@ -87,8 +87,9 @@ async function window(proc: ServiceProcess, run: () => Promise<{ requests: numbe
   const from = fs.statSync(proc.logFile).size;
   const { requests, rps } = await run();
   const { scavenges: s, markCompacts: mc } = collectionsSince(proc.logFile, from);
-  const sum = (k: keyof Scavenge): number => s.reduce((t, x) => t + x[k], 0);
-  const sumMc = (k: keyof MarkCompact): number => mc.reduce((t, x) => t + x[k], 0);
+  const total = <T extends Record<keyof T, number>>(xs: T[], k: keyof T): number => xs.reduce((t, x) => t + x[k], 0);
+  const sum = (k: keyof Scavenge): number => total(s, k);
+  const sumMc = (k: keyof MarkCompact): number => total(mc, k);
   return {
     rps: Math.round(rps),
     scavenges: s.length,

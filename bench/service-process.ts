@@ -43,14 +43,19 @@ export function startFlags(): string[] {
   return startCommand()[2].split(/\s+/).filter(Boolean);
 }
 
-/** The environment `npm start` sets for the process (the C library's allocator, docs/adr/0145). */
-export function startEnv(): Record<string, string> {
+/** `NAME=value` words (a shell's assignments, a Dockerfile's ENV) as variables. */
+export function assignments(words: string): Record<string, string> {
   return Object.fromEntries(
-    startCommand()[1]
+    words
       .split(/\s+/)
       .filter(Boolean)
       .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
   );
+}
+
+/** The environment `npm start` sets for the process (the C library's allocator, docs/adr/0145). */
+export function startEnv(): Record<string, string> {
+  return assignments(startCommand()[1]);
 }
 
 /** startEnv, less what the bench's own environment sets: an experiment's value wins. */

@@ -1,7 +1,7 @@
 /**
- * The bench's direct writes carry their records' ancestry as the service stamps it
- * (bench/seed.ts, used by bench/scenarios.ts), so the service never takes them for records of an older release and
- * stamps them in the background while it is measured; a run reports any it did stamp
+ * The bench's direct writes carry their records' ancestry as the service stamps it (bench/seed.ts,
+ * used by bench/scenarios.ts), so the service never takes them for records of an older release
+ * and stamps them in the background while it is measured; a run reports any it did stamp
  * (bench/service-process.ts).
  */
 import fs from 'node:fs';

@@ -4,16 +4,12 @@
  */
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { startEnv, startFlags } from '../../bench/service-process.js';
+import { assignments, startEnv, startFlags } from '../../bench/service-process.js';
 
 /** The variables the Dockerfile's ENV lines set. */
 function imageEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of fs.readFileSync('Dockerfile', 'utf8').split('\n')) {
-    if (!line.startsWith('ENV ')) continue;
-    for (const pair of line.slice(4).trim().split(/\s+/)) out[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
-  }
-  return out;
+  const lines = fs.readFileSync('Dockerfile', 'utf8').split('\n').filter((l) => l.startsWith('ENV '));
+  return assignments(lines.map((l) => l.slice(4)).join(' '));
 }
 
 describe('the node flags and environment the service runs with', () => {
