@@ -2,11 +2,20 @@
  * joi → OpenAPI 3.1 schemas for the document (./openapi.ts): the conversion, its corrections
  * (docs/adr/0022-openapi-document-quality.md) and the named schemas moved into `components`.
  */
+import { createRequire } from 'node:module';
 import type Joi from 'joi';
-import joiToJson from 'joi-to-json';
 import { withAllowedText, withDateOnly, withoutCidrFormats, type JoiDescription } from './openapi-text-forms.js';
 
 export type JsonSchema = Record<string, unknown>;
+
+type JoiToJson = (schema: { describe(): unknown }, mode: string) => unknown;
+let joiToJson: JoiToJson | undefined;
+/**
+ * joi-to-json, required the first time a document is built: it and lodash are megabytes of
+ * code and heap that the service would otherwise hold from its start for a document it
+ * builds once, when asked (docs/adr/0147-what-the-service-loads-on-demand.md).
+ */
+const converter = (): JoiToJson => (joiToJson ??= createRequire(import.meta.url)('joi-to-json') as JoiToJson);
 
 /**
  * joi → OpenAPI 3.1 schema: joi-to-json, with the corrections that make the document exact
@@ -15,7 +24,7 @@ export type JsonSchema = Record<string, unknown>;
  * docs/adr/0080-named-schemas.md) moved into `components` and referenced by `$ref`.
  */
 export function toSchema(schema: Joi.Schema, components: Components): JsonSchema {
-  const parse = joiToJson as unknown as (s: { describe(): unknown }, mode: string) => unknown;
+  const parse = converter();
   const description = prepareDescription(schema.describe() as JoiDescription);
   return components.extract(correctSchema(parse({ describe: () => description }, 'open-api-3.1') as JsonSchema));
 }
