@@ -1,5 +1,5 @@
 /** The admission lanes' names, in priority order (a leaf: the settings and the HTTP layer both read them). */
-export const LANES = ['agent', 'checkin', 'admin', 'interactive', 'heavy'] as const;
+export const LANES = ['agent', 'checkin', 'report', 'admin', 'interactive', 'heavy'] as const;
 export type Lane = (typeof LANES)[number];
 
 /**

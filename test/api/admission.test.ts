@@ -95,7 +95,10 @@ describe('admission lanes', function () {
     this.timeout(240_000);
     proxy = await storeProxy((await testElasticsearch()).url);
     // One heavy request at a time and no queue: the lane is full as soon as one request is held.
-    t = await startTestApp({ ECS_ADMISSION: 'true', ECS_LANE_LIMITS: 'heavy=1', ECS_LANE_QUEUE_MS: 'heavy=0' }, { elasticsearchUrl: proxy.url });
+    t = await startTestApp(
+      { ECS_ADMISSION: 'true', ECS_LANE_LIMITS: 'heavy=1,report=1', ECS_LANE_QUEUE_MS: 'heavy=0,report=0' },
+      { elasticsearchUrl: proxy.url },
+    );
     org = await t.world.org();
     endpointId = (await t.world.endpoint(org)).id;
     readerA = t.world.as(await t.world.token('reader', org));
@@ -109,7 +112,7 @@ describe('admission lanes', function () {
   });
 
   it('declares a lane on every route', () => {
-    for (const r of t.server.handle.routes) expect(['agent', 'checkin', 'admin', 'interactive', 'heavy'], r.operationId).to.include(r.lane);
+    for (const r of t.server.handle.routes) expect(['agent', 'checkin', 'report', 'admin', 'interactive', 'heavy'], r.operationId).to.include(r.lane);
     const lane = (id: string): string | undefined => t.server.handle.routes.find((r) => r.operationId === id)?.lane;
     expect(lane('connectEndpoint')).to.equal('agent');
     expect(lane('searchEndpoints')).to.equal('interactive');
@@ -118,6 +121,10 @@ describe('admission lanes', function () {
     expect(lane('createToken')).to.equal('admin');
     // An agent taking up its channel: only the check-in runs in its lane, never the wait.
     expect(lane('holdAgentChannel')).to.equal('checkin');
+    // Agents' bulk reports run a few at a time, beside the agents' short writes.
+    expect(lane('replaceEndpointSoftwareInventory')).to.equal('report');
+    expect(lane('ingestDiscoveredNetworkHosts')).to.equal('report');
+    expect(lane('addEndpointSoftware')).to.equal('agent');
   });
 
   it('a full heavy lane sheds at once: 429 for the caller holding it, 503 for others, Retry-After and the section-7 body; agents and reads still pass', async () => {
@@ -159,6 +166,32 @@ describe('admission lanes', function () {
     // The slot is free again.
     const after = await readerB.post('/report/host-info/aggregation', { orgIds: [org], column: 'os' });
     expect(after.status, after.text).to.equal(200);
+  });
+
+  it('a full report lane sheds a second inventory report (503, Retry-After) while the agents\' lane still serves; the report retried lands', async () => {
+    const other = (await t.world.endpoint(org)).id;
+    const reporter = t.world.as(await t.world.token('agent', org, other));
+    // The report's bulk write names a product no other request names: the proxy holds it.
+    const marker = uid('held-product');
+    proxy.holdBodiesWith(marker);
+    const holding = reporter.post(`/endpoint/${other}/software-inventory`, [{ name: marker, version: '1.0' }]);
+    await until('the report to reach its bulk write', () => proxy.held === 1, 15_000, 0);
+    const metrics = await t.anon.get<string>('/metrics');
+    expect(metricValue(metrics.body, 'ecs_admission_in_flight', 'lane="report"')).to.equal(1);
+
+    const second = await agent.post(`/endpoint/${endpointId}/software-inventory`, [{ name: 'curl', version: '8.0' }]);
+    expectErrorBody(second, 503, `${P}/endpoint/${endpointId}/software-inventory`);
+    expect(second.headers.get('retry-after')).to.match(/^[1-9]\d*$/);
+    const connected = await agent.post(`/endpoint/${endpointId}/connect`);
+    expect(connected.status, connected.text).to.equal(204);
+    expect(proxy.held).to.equal(1);
+
+    proxy.release();
+    expect((await holding).status).to.equal(201);
+    const retried = await agent.post(`/endpoint/${endpointId}/software-inventory`, [{ name: 'curl', version: '8.0' }]);
+    expect(retried.status, retried.text).to.equal(201);
+    const stored = await agent.get<{ name: string }[]>(`/endpoint/${endpointId}/software-inventory`);
+    expect(stored.body.map((e) => e.name)).to.deep.equal(['curl']);
   });
 
   it('sets nosniff on every answer and no-store on API answers (token minting, errors, reads)', async () => {

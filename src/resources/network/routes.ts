@@ -201,7 +201,7 @@ export function networkRoutes(svc: NetworkService): RouteSpec[] {
       method: 'POST',
       path: '/network-host/discovered',
       summary: `Upsert discovered hosts by org and MAC (or IP when no MAC); at most ${MAX_DISCOVERED_HOSTS} per request (413 beyond)`,
-      lane: 'agent',
+      lane: 'report',
       extension: true,
       body: Joi.array().items(discoveredHost).required().label('DiscoveredHosts'),
       responses: { 200: { description: 'OK', schema: discoveredResult } },

@@ -115,7 +115,7 @@ export function softwareInventoryRoutes(svc: SoftwareInventoryService): RouteSpe
       summary:
         "The agent's full inventory: afterwards the endpoint's stored inventory equals the array (new entries created, " +
         'vanished ones removed, unchanged ones keep firstSeen). Duplicates count once; more than 10,000 distinct entries → 413.',
-      lane: 'agent',
+      lane: 'report',
       roles: ENDPOINT_WRITERS,
       params: endpointParams,
       body: installedSoftwareList,
