@@ -2,6 +2,9 @@
 export const LANES = ['agent', 'checkin', 'report', 'admin', 'interactive', 'heavy'] as const;
 export type Lane = (typeof LANES)[number];
 
+/** The lanes of agents' telemetry: their short writes and their bulk reports (counted, not audited). */
+export const TELEMETRY_LANES: ReadonlySet<Lane> = new Set<Lane>(['agent', 'report']);
+
 /**
  * An agent sent away by a stopping instance is told a Retry-After drawn from this range
  * (seconds), so the agents of a stopped instance come back spread over it instead of all at

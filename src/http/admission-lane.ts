@@ -31,9 +31,9 @@ export const DEFAULT_LANES: Record<Lane, LaneSettings> = {
   // runs in the lane, never the wait; a reconnect storm queues here and is shed with a spread Retry-After.
   checkin: { min: 256, max: 256, queueMs: 2000, squeeze: 1, shedStanding: false },
   // Agents' bulk reports (a full software inventory, a batch of discovered hosts): a report holds
-  // hundreds of kilobytes until its bulk write is visible, so a bounded number at a time keep the heap, and
-  // the major collections its promoted objects cost, bounded; they wait in the queue unread
-  // (docs/adr/0148-agents-bulk-reports-in-a-lane-of-their-own.md).
+  // hundreds of kilobytes until its bulk write is visible, so a bounded number run at once, which
+  // bounds the heap and the major collections their promoted objects cost; the ones waiting are
+  // not read yet (docs/adr/0148-agents-bulk-reports-in-a-lane-of-their-own.md).
   report: { min: 32, max: 32, queueMs: 2000, squeeze: 1, shedStanding: false },
   admin: { min: 1, max: 128, queueMs: 1000, squeeze: 0.9, shedStanding: false },
   interactive: { min: 1, max: 256, queueMs: 1000, squeeze: 0.7, shedStanding: true },

@@ -4,7 +4,7 @@
  * instead of auditing it, and notes each token's last use.
  *
  * What is a write: an operation of the `admin` lane (the administrative writes; every other
- * write is agent telemetry in the `agent` lane), or one declaring `audited: true`. A write
+ * write is agent telemetry in the `agent` and `report` lanes), or one declaring `audited: true`. A write
  * answered 2xx is answered only once its event is durable in the store (AuditSink.record,
  * group-committed); every other event is handed over without waiting (AuditSink.offer).
  *
@@ -19,6 +19,7 @@ import type Koa from 'koa';
 import { Counter, type Registry } from 'prom-client';
 import { Access, type OrgTree } from '../access/access.js';
 import type { Principal, Role } from '../access/principal.js';
+import { TELEMETRY_LANES } from '../lanes.js';
 import { paramKey, type RouteSpec } from './routes.js';
 import { asAppError, type ErrorTranslator } from './observe.js';
 import type { AuditActor, AuditEvent, AuditKind, AuditTarget } from '../resources/audit/model.js';
@@ -133,7 +134,7 @@ export function auditTrail(deps: AuditTrailDeps): Koa.Middleware {
   const byOperation = new Map(deps.routes.map((r) => [r.operationId, r] as const));
   const telemetry = new Counter({
     name: 'ecs_agent_telemetry_total',
-    help: 'Agent telemetry calls (the agent lane: connect, disconnect, inventory, heartbeats, ...), counted instead of audited, by operation and status',
+    help: 'Agent telemetry calls (the agent and report lanes: connect, disconnect, inventory, heartbeats, ...), counted instead of audited, by operation and status',
     labelNames: ['operation', 'status'],
     registers: [deps.registry],
   });
@@ -161,7 +162,7 @@ export function auditTrail(deps: AuditTrailDeps): Koa.Middleware {
       const status = error === undefined ? ctx.status : (asAppError(error, deps.translate)?.status ?? 500);
       const principal = ctx.state.principal as Principal | undefined;
       if (principal?.tokenId && deps.tokens.recordUse(principal.tokenId)) lastUseWrites.inc();
-      if (spec.lane === 'agent') telemetry.inc({ operation: spec.operationId, status: String(status) });
+      if (TELEMETRY_LANES.has(spec.lane)) telemetry.inc({ operation: spec.operationId, status: String(status) });
       const refusal = status === 401 || status === 403;
       const write = isAuditedWrite(spec) && principal !== undefined && principal.role !== 'agent';
       if (refusal || write) {

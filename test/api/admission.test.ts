@@ -94,7 +94,7 @@ describe('admission lanes', function () {
     // The first app of a run creates the run's indices, slow on a loaded machine.
     this.timeout(240_000);
     proxy = await storeProxy((await testElasticsearch()).url);
-    // One heavy request at a time and no queue: the lane is full as soon as one request is held.
+    // One heavy request and one report at a time, no queue: each lane is full as soon as one request is held.
     t = await startTestApp(
       { ECS_ADMISSION: 'true', ECS_LANE_LIMITS: 'heavy=1,report=1', ECS_LANE_QUEUE_MS: 'heavy=0,report=0' },
       { elasticsearchUrl: proxy.url },

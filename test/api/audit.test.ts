@@ -327,19 +327,25 @@ describe('audit trail', function () {
         )
       ).status,
     ).to.equal(201);
+    // An agent's bulk report runs in the report lane and is telemetry all the same.
+    const report = rid();
+    expect(
+      (await agent.api.post(`/endpoint/${ep.id}/software-inventory`, [{ name: 'curl', version: '8.0' }], withId(report))).status,
+    ).to.equal(201);
     // A write after them, audited: once its event is searchable, theirs would be too.
     const marker = rid();
     expect((await t.admin.post('/endpoint', { orgId: orgA, displayName: uid('m') }, withId(marker))).status).to.equal(
       200,
     );
     await eventsOf(marker);
-    for (const requestId of [...connects, heartbeat])
+    for (const requestId of [...connects, heartbeat, report])
       expect((await search(t.admin, { requestId })).body.totalCount, requestId).to.equal(0);
     const metricsAfter = (await t.anon.get<string>('/metrics')).body;
     const delta = (name: string, labels: string): number =>
       metricValue(metricsAfter, name, labels) - metricValue(metricsBefore, name, labels);
     expect(delta('ecs_agent_telemetry_total', 'operation="connectEndpoint",status="204"')).to.equal(2);
     expect(delta('ecs_agent_telemetry_total', 'operation="recordNetworkHeartbeat",status="201"')).to.equal(1);
+    expect(delta('ecs_agent_telemetry_total', 'operation="replaceEndpointSoftwareInventory",status="201"')).to.equal(1);
     // A refused telemetry call is still a refusal: audited (and counted).
     const refused = rid();
     expect((await agent.api.post(`/endpoint/${uid('other')}/connect`, undefined, withId(refused))).status).to.equal(
