@@ -71,6 +71,17 @@ module.exports = {
       to: { path: '^src/', pathNot: LEAVES },
     },
     {
+      name: 'rare-code-loaded-on-demand',
+      comment:
+        "The OpenAPI conversion and the migration's SQL drivers load when first needed (docs/adr/0147): only the driver modules import them, and the driver modules are imported dynamically.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/migration/sql-(pg|pglite)[.]ts$' },
+      to: {
+        path: '(^|/)node_modules/(pg|pg-copy-streams|@electric-sql/pglite|joi-to-json)/|^src/migration/sql-(pg|pglite)[.]ts$',
+        dependencyTypesNot: ['dynamic-import'],
+      },
+    },
+    {
       name: 'config-is-a-leaf',
       comment: 'The settings import only their own parts (the tracing variables, the lane names).',
       severity: 'error',

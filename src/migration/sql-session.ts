@@ -37,8 +37,10 @@ export interface SqlDatabase extends SqlSession {
   close(): Promise<void>;
 }
 
+/** An identifier (a table, column or schema name) quoted for SQL. */
 export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+/** COPY of `columns` into `table` from `source` (STDIN, or PGlite's '/dev/blob'). */
 export const copySql = (table: string, columns: readonly string[], source: string): string =>
   `COPY ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')}) FROM ${source}`;
 
@@ -61,6 +63,7 @@ export function translateSqlError(err: unknown): unknown {
   return err;
 }
 
+/** A driver call whose "not reachable now" errors become 503s (translateSqlError). */
 export async function sqlCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
