@@ -2,10 +2,12 @@
  * The small SQL layer the device migration needs, behind one interface with two drivers:
  * the real PostgreSQL server (./sql-pg.ts) and the embedded PGlite (./sql-pglite.ts). Both
  * speak the same SQL and the same COPY text format, so the migration code does not know which
- * one it runs on. A driver's module is loaded when a database is first opened: the service
+ * one it runs on. A driver's library is loaded when a database is first opened: the service
  * runs without either until a migration does, and their code is not part of its resident
  * memory (docs/adr/0147-what-the-service-loads-on-demand.md).
  */
+import { PgDatabase } from './sql-pg.js';
+import { PgliteDatabase } from './sql-pglite.js';
 import { quoteIdent, type SqlDatabase } from './sql-session.js';
 
 export type { SqlDatabase, SqlResult, SqlSession } from './sql-session.js';
@@ -22,11 +24,9 @@ export async function openDatabase(url: string | undefined, schema: string): Pro
   const u = url ?? DEFAULT_PGLITE_URL;
   if (u.startsWith('pglite:')) {
     const where = u.slice('pglite:'.length).replace(/^\/\/(?=\/)/, '');
-    const { PgliteDatabase } = await import('./sql-pglite.js');
     return PgliteDatabase.open(where === '' || where === 'memory' ? undefined : where, schema);
   }
-  const { PgDatabase } = await import('./sql-pg.js');
-  const db = new PgDatabase(u, schema);
+  const db = await PgDatabase.open(u, schema);
   try {
     // The schema must exist before search_path can resolve into it.
     await db.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`).catch((err: { code?: string }) => {

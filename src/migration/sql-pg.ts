@@ -1,12 +1,23 @@
-/** The real PostgreSQL server through `pg`: a pool; COPY … FROM STDIN through pg-copy-streams. */
+/**
+ * The real PostgreSQL server through `pg`: a pool; COPY … FROM STDIN through pg-copy-streams.
+ * Both libraries are imported when a database is first opened (`PgDatabase.open`,
+ * docs/adr/0147-what-the-service-loads-on-demand.md); this module's own code is imported
+ * statically, so its errors are the classes every caller checks against.
+ */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import type pg from 'pg';
+import type { from as copyFromStream } from 'pg-copy-streams';
 import { ServiceUnavailableError } from '../errors.js';
 import { copySql, sqlCall, translateSqlError, type SqlDatabase, type SqlResult, type SqlSession } from './sql-session.js';
 
-function pgSession(client: pg.PoolClient | pg.Pool): SqlSession {
+/** The two libraries, as loaded. */
+interface PgModules {
+  pg: typeof pg;
+  copyFrom: typeof copyFromStream;
+}
+
+function pgSession(client: pg.PoolClient | pg.Pool, { copyFrom }: PgModules): SqlSession {
   return {
     query: async <R extends object>(sql: string, params?: unknown[]) => {
       const res = await sqlCall(() => client.query(sql, params));
@@ -31,11 +42,18 @@ export class PgDatabase implements SqlDatabase {
   private readonly pool: pg.Pool;
   private readonly session: SqlSession;
 
-  constructor(
+  /** Loads the driver's libraries (once; the module cache keeps them) and opens a pool. */
+  static async open(connectionString: string, schema: string): Promise<PgDatabase> {
+    const [{ default: pgModule }, { from }] = await Promise.all([import('pg'), import('pg-copy-streams')]);
+    return new PgDatabase({ pg: pgModule, copyFrom: from }, connectionString, schema);
+  }
+
+  private constructor(
+    private readonly modules: PgModules,
     connectionString: string,
     readonly schema: string,
   ) {
-    this.pool = new pg.Pool({
+    this.pool = new modules.pg.Pool({
       connectionString,
       max: 4,
       connectionTimeoutMillis: 5000,
@@ -45,7 +63,7 @@ export class PgDatabase implements SqlDatabase {
     });
     // An idle client losing its connection must not crash the process.
     this.pool.on('error', () => undefined);
-    this.session = pgSession(this.pool);
+    this.session = pgSession(this.pool, this.modules);
   }
 
   query<R extends object = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<SqlResult<R>> {
@@ -62,7 +80,7 @@ export class PgDatabase implements SqlDatabase {
     const client = await sqlCall(() => this.pool.connect());
     let broken = false;
     try {
-      return await fn(pgSession(client));
+      return await fn(pgSession(client, this.modules));
     } catch (err) {
       broken = translateSqlError(err) instanceof ServiceUnavailableError;
       throw err;

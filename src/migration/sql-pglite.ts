@@ -1,7 +1,11 @@
-/** The embedded PostgreSQL, PGlite: one in-process session; COPY … FROM '/dev/blob', its own copy support. */
+/**
+ * The embedded PostgreSQL, PGlite: one in-process session; COPY … FROM '/dev/blob', its own copy
+ * support. PGlite is imported when a database is first opened (`PgliteDatabase.open`,
+ * docs/adr/0147-what-the-service-loads-on-demand.md).
+ */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { ConflictError } from '../errors.js';
 import { copySql, quoteIdent, type SqlDatabase, type SqlResult, type SqlSession } from './sql-session.js';
 
@@ -46,6 +50,7 @@ export class PgliteDatabase implements SqlDatabase {
       acquireLockFile(lockFile, dir);
     }
     try {
+      const { PGlite } = await import('@electric-sql/pglite');
       const db = new PGlite(dir);
       await db.waitReady;
       await db.exec(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}; SET search_path TO ${quoteIdent(schema)}`);
