@@ -10,7 +10,7 @@ import { PgDatabase } from './sql-pg.js';
 import { PgliteDatabase } from './sql-pglite.js';
 import { quoteIdent, type SqlDatabase } from './sql-session.js';
 
-export type { SqlDatabase, SqlResult, SqlSession } from './sql-session.js';
+export type { SqlDatabase } from './sql-session.js';
 
 /** Default data directory of the embedded PostgreSQL when DATABASE_URL is unset. */
 export const DEFAULT_PGLITE_URL = 'pglite:.local/pglite';
