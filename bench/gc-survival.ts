@@ -1,9 +1,10 @@
 /**
  * What garbage collection costs the service and the bare hop on one scenario, by the number of
  * callers: each process runs with `--trace-gc-nvp`, and for every scavenge inside a measured window
- * V8 reports what was allocated since the last one, what survived it, and the time it took on the
- * main thread and on V8's helper threads; for every mark-compact, the heap it started from and its
- * time on the main thread (incremental steps and the final pause) and on the helpers. It separates
+ * V8 reports what was allocated since the last one, what survived it and what of that it moved to
+ * the old generation, and the time it took on the main thread and on V8's helper threads; for
+ * every mark-compact, the heap it started from and its time on the main thread (incremental
+ * steps and the final pause) and on the helpers. It separates
  * a cost of the requests in flight (grows with the callers) from one of the work itself, and the
  * service's own allocation from what any Node process in front of the store allocates.
  *
@@ -42,6 +43,8 @@ const admin = 'bench-gc-admin-token-0123456789abcdef';
 /** One scavenge as `--trace-gc-nvp` prints it. */
 interface Scavenge {
   allocated: number;
+  /** Bytes moved to the old generation by this scavenge. */
+  promoted: number;
   survived: number;
   pauseMs: number;
   helpersMs: number;
@@ -67,6 +70,7 @@ function collectionsSince(logFile: string, from: number): { scavenges: Scavenge[
     .map((l) => ({
       allocated: field(l, 'allocated'),
       survived: field(l, 'new_space_survived'),
+      promoted: field(l, 'promoted'),
       pauseMs: field(l, 'pause'),
       helpersMs: field(l, 'background.scavenge.parallel'),
     }));
@@ -96,6 +100,7 @@ async function window(proc: ServiceProcess, run: () => Promise<{ requests: numbe
     allocatedKbPerRequest: round(sum('allocated') / 1024 / requests, 1),
     allocatedMbPerScavenge: round(sum('allocated') / MB / s.length),
     survivedMbPerScavenge: round(sum('survived') / MB / s.length),
+    promotedKbPerRequest: round(sum('promoted') / 1024 / requests, 1),
     survivalPercent: round((100 * sum('survived')) / sum('allocated'), 1),
     pauseMsPerScavenge: round(sum('pauseMs') / s.length),
     helpersMsPerScavenge: round(sum('helpersMs') / s.length),
