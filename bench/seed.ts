@@ -13,7 +13,7 @@ import type { OrganizationDoc } from '../src/resources/organizations/store.js';
 import { bulkEndpoints, refreshIndex } from '../test/helpers/endpoint-store.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
 import type { InstalledSoftware } from '../src/resources/software-inventory/model.js';
-import { link, pathOf, type Snapshot } from '../src/resources/organizations/tree-snapshot.js';
+import { emptySnapshot, link, pathOf, type Snapshot } from '../src/resources/organizations/tree-snapshot.js';
 import { Access } from '../src/access/access.js';
 
 /** The shape of the organization tree: one distributor and ten MSPs, four levels each. */
@@ -194,7 +194,7 @@ export function typicalReport(n: number, i: number): InstalledSoftware[] {
  */
 export function ancestryOf(seeded: Pick<Seeded, 'orgs' | 'parents'>): (orgId: string) => string[] {
   // The service's own tree, loaded with the seeded organizations.
-  const tree: Snapshot = { parent: new Map(), children: new Map(), loadedAt: 0 };
+  const tree: Snapshot = emptySnapshot(0);
   for (const org of seeded.orgs) link(tree, org, seeded.parents.get(org));
   const known = new Map<string, string[]>();
   return (orgId) => {

@@ -10,12 +10,12 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { ancestryOf, seededIds, QUICK } from '../../bench/seed.js';
 import { stampedInBackground } from '../../bench/service-process.js';
-import { link, pathOf, type Snapshot } from '../../src/resources/organizations/tree-snapshot.js';
+import { emptySnapshot, link, pathOf, type Snapshot } from '../../src/resources/organizations/tree-snapshot.js';
 
 describe('bench: the ancestry of the direct writes', () => {
   it('is the path the service’s organization tree gives, at every level of the seeded tree', () => {
     const seeded = seededIds(QUICK);
-    const tree: Snapshot = { parent: new Map(), children: new Map(), loadedAt: 0 };
+    const tree: Snapshot = emptySnapshot(0);
     for (const org of seeded.orgs) link(tree, org, seeded.parents.get(org));
     const of = ancestryOf(seeded);
     const sample = [...seeded.roots, ...seeded.orgs.filter((_, i) => i % 97 === 0), ...seeded.sensors.slice(0, 50).map((s) => s.orgId)];

@@ -79,7 +79,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
   }
 
   async exists(orgId: string): Promise<boolean> {
-    return (await this.cache.treeKnowing(orgId)).parent.has(orgId);
+    return (await this.cache.treeKnowing(orgId)).links.has(orgId);
   }
 
   async assertExists(orgId: string): Promise<void> {
@@ -92,7 +92,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
 
   /** The org's direct child organizations. */
   async children(orgId: string): Promise<string[]> {
-    return [...((await this.cache.treeKnowing(orgId)).children.get(orgId) ?? [])];
+    return (await this.cache.treeKnowing(orgId)).links.childrenOf(orgId);
   }
 
   /** Every organization strictly below the org. */

@@ -9,7 +9,7 @@
  */
 import type { OrgMove, OrgMoveStore } from './move-store.js';
 import type { OrganizationDoc, OrganizationStore } from './store.js';
-import { link, unlink, type Snapshot } from './tree-snapshot.js';
+import { emptySnapshot, link, unlink, type Snapshot } from './tree-snapshot.js';
 
 export class OrgTreeCache {
   private snapshot: Snapshot | undefined;
@@ -73,7 +73,7 @@ export class OrgTreeCache {
   async load(): Promise<Snapshot> {
     this.loading ??= Promise.all([this.store.allLinks(), this.moves.get()])
       .then(([links, move]) => {
-        const s: Snapshot = { parent: new Map(), children: new Map(), loadedAt: Date.now() };
+        const s = emptySnapshot(Date.now());
         for (const l of links) link(s, l.id, l.parentId);
         this.setMove(s, move?.doc);
         this.snapshot = s;
@@ -97,12 +97,12 @@ export class OrgTreeCache {
    */
   async treeKnowing(id: string): Promise<Snapshot> {
     const s = await this.tree();
-    if (s.parent.has(id)) return s;
+    if (s.links.has(id)) return s;
     const doc = await this.store.get(id);
     if (!doc) return s;
     const cur = (await this.current()) ?? s;
     doc.ancestors.forEach((a, k) => {
-      if (!cur.parent.has(a)) link(cur, a, k > 0 ? doc.ancestors[k - 1] : undefined);
+      if (!cur.links.has(a)) link(cur, a, k > 0 ? doc.ancestors[k - 1] : undefined);
     });
     link(cur, doc.id, doc.parentId);
     return cur;

@@ -2,68 +2,43 @@
 import type { Query } from '../../store/doc-store.js';
 import { pathFieldOf } from '../../store/org-path.js';
 import type { OrgMove } from './move-store.js';
+import { OrgLinks } from './org-links.js';
 
 export interface Snapshot {
-  parent: Map<string, string | undefined>;
-  children: Map<string, Set<string>>;
+  links: OrgLinks;
   loadedAt: number;
   /** The move whose records are being rewritten, if one is (reads compensate for it). */
   move?: OrgMove;
 }
 
+/** A snapshot that knows no organization yet. */
+export function emptySnapshot(loadedAt: number): Snapshot {
+  return { links: new OrgLinks(), loadedAt };
+}
+
 /** Sets `id`'s parent in the snapshot (adding or moving it); idempotent. */
 export function link(s: Snapshot, id: string, parentId: string | undefined): void {
-  const had = s.parent.has(id);
-  const old = s.parent.get(id);
-  if (had && old === parentId) return;
-  if (old !== undefined) s.children.get(old)?.delete(id);
-  s.parent.set(id, parentId);
-  if (parentId === undefined) return;
-  let set = s.children.get(parentId);
-  if (!set) s.children.set(parentId, (set = new Set()));
-  set.add(id);
+  s.links.link(id, parentId);
 }
 
 /** Removes `id` from the snapshot (its children keep their parent link). */
 export function unlink(s: Snapshot, id: string): void {
-  if (!s.parent.has(id)) return;
-  const old = s.parent.get(id);
-  if (old !== undefined) s.children.get(old)?.delete(id);
-  s.parent.delete(id);
+  s.links.unlink(id);
 }
 
 /** True when `orgId` is `rootId` or below it. */
 export function isWithin(s: Snapshot, orgId: string, rootId: string): boolean {
-  let cur: string | undefined = orgId;
-  for (let depth = 0; cur !== undefined && depth < 10_000; depth++) {
-    if (cur === rootId) return true;
-    if (!s.parent.has(cur)) return false;
-    cur = s.parent.get(cur);
-  }
-  return false;
+  return s.links.isWithin(orgId, rootId);
 }
 
 /** Every organization strictly below the org. */
 export function descendants(s: Snapshot, orgId: string): string[] {
-  const out: string[] = [];
-  const queue = [...(s.children.get(orgId) ?? [])];
-  for (let k = 0; k < queue.length; k++) {
-    const id = queue[k] as string;
-    out.push(id);
-    for (const c of s.children.get(id) ?? []) queue.push(c);
-  }
-  return out;
+  return s.links.descendants(orgId);
 }
 
 /** Ids from the org's root down to the org (an org the tree does not know: itself alone). */
 export function pathOf(s: Snapshot, orgId: string): string[] {
-  const path: string[] = [];
-  let cur: string | undefined = orgId;
-  while (cur !== undefined && path.length < 10_000) {
-    path.push(cur);
-    cur = s.parent.get(cur);
-  }
-  return path.reverse();
+  return s.links.pathOf(orgId);
 }
 
 /**
