@@ -23,7 +23,7 @@ import { Client } from '@elastic/elasticsearch';
 import { cannon } from './measure.js';
 import { cpuSeconds, esNode } from './proc.js';
 import { watchQuiet, type Quietness } from './quiet.js';
-import { scenarios } from './scenarios.js';
+import { scenarios, type Scenario } from './scenarios.js';
 import { DISTRIBUTOR, seededIds, sizeNamed } from './seed.js';
 import { startService } from './service-process.js';
 
@@ -48,8 +48,9 @@ const seconds = Number(values.seconds);
 const client = new Client({ node: esUrl });
 const seeded = seededIds(size);
 const list = scenarios({ client, prefix, seeded, root: seeded.roots[0], subtree: [], distributor: DISTRIBUTOR });
-const sc = list.find((s) => s.name.startsWith(values.scenario) && s.caller !== 'distributor');
-if (!sc) throw new Error(`--scenario: none of the MSP admin's scenarios starts with "${values.scenario}"`);
+const found = list.find((s) => s.name.startsWith(values.scenario) && s.caller !== 'distributor');
+if (!found) throw new Error(`--scenario: none of the MSP admin's scenarios starts with "${values.scenario}"`);
+const sc: Scenario = found;
 const es = await esNode(client);
 
 interface Run {
@@ -78,11 +79,11 @@ async function measure(build: Run['build']): Promise<Run> {
     ...(build === 'before' ? { cwd: before } : {}),
   });
   try {
-    await cannon(svc.url, 64, { admin }, sc!, 12);
+    await cannon(svc.url, 64, { admin }, sc, 12);
     const s0 = cpuSeconds(svc.pid);
     const e0 = cpuSeconds(es.pid);
     const watch = watchQuiet(es.pid);
-    const { res } = await cannon(svc.url, 64, { admin }, sc!, seconds, rate);
+    const { res } = await cannon(svc.url, 64, { admin }, sc, seconds, rate);
     const { othersCpuPercent, busiest, void: isVoid } = watch.stop();
     const s1 = cpuSeconds(svc.pid);
     const e1 = cpuSeconds(es.pid);

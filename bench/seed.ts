@@ -13,7 +13,7 @@ import type { OrganizationDoc } from '../src/resources/organizations/store.js';
 import { bulkEndpoints, refreshIndex } from '../test/helpers/endpoint-store.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
 import type { InstalledSoftware } from '../src/resources/software-inventory/model.js';
-import { emptySnapshot, link, pathOf, type Snapshot } from '../src/resources/organizations/tree-snapshot.js';
+import { OrgLinks } from '../src/resources/organizations/org-links.js';
 import { Access } from '../src/access/access.js';
 
 /** The shape of the organization tree: one distributor and ten MSPs, four levels each. */
@@ -194,12 +194,12 @@ export function typicalReport(n: number, i: number): InstalledSoftware[] {
  */
 export function ancestryOf(seeded: Pick<Seeded, 'orgs' | 'parents'>): (orgId: string) => string[] {
   // The service's own tree, loaded with the seeded organizations.
-  const tree: Snapshot = emptySnapshot(0);
-  for (const org of seeded.orgs) link(tree, org, seeded.parents.get(org));
+  const tree = new OrgLinks();
+  for (const org of seeded.orgs) tree.link(org, seeded.parents.get(org));
   const known = new Map<string, string[]>();
   return (orgId) => {
     let path = known.get(orgId);
-    if (!path) known.set(orgId, (path = pathOf(tree, orgId)));
+    if (!path) known.set(orgId, (path = tree.pathOf(orgId)));
     return path;
   };
 }

@@ -10,16 +10,16 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { ancestryOf, seededIds, QUICK } from '../../bench/seed.js';
 import { stampedInBackground } from '../../bench/service-process.js';
-import { emptySnapshot, link, pathOf, type Snapshot } from '../../src/resources/organizations/tree-snapshot.js';
+import { OrgLinks } from '../../src/resources/organizations/org-links.js';
 
 describe('bench: the ancestry of the direct writes', () => {
   it('is the path the service’s organization tree gives, at every level of the seeded tree', () => {
     const seeded = seededIds(QUICK);
-    const tree: Snapshot = emptySnapshot(0);
-    for (const org of seeded.orgs) link(tree, org, seeded.parents.get(org));
+    const tree = new OrgLinks();
+    for (const org of seeded.orgs) tree.link(org, seeded.parents.get(org));
     const of = ancestryOf(seeded);
     const sample = [...seeded.roots, ...seeded.orgs.filter((_, i) => i % 97 === 0), ...seeded.sensors.slice(0, 50).map((s) => s.orgId)];
-    for (const org of sample) expect(of(org), org).to.deep.equal(pathOf(tree, org));
+    for (const org of sample) expect(of(org), org).to.deep.equal(tree.pathOf(org));
     expect(of('msp-0-c0-s0-l0')).to.deep.equal(['msp-0', 'msp-0-c0', 'msp-0-c0-s0', 'msp-0-c0-s0-l0']);
     // Asked again, the same path (kept per organization).
     expect(of('msp-0-c0-s0-l0')).to.deep.equal(['msp-0', 'msp-0-c0', 'msp-0-c0-s0', 'msp-0-c0-s0-l0']);

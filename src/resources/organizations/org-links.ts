@@ -22,24 +22,10 @@ export class OrgLinks {
   private lastChild = new Int32Array(INITIAL_CAPACITY).fill(NONE);
   private nextSibling = new Int32Array(INITIAL_CAPACITY).fill(NONE);
   private prevSibling = new Int32Array(INITIAL_CAPACITY).fill(NONE);
-  private count = 0;
-
-  /** Organizations linked themselves (not ids known only as a parent). */
-  get size(): number {
-    return this.count;
-  }
 
   has(id: string): boolean {
     const n = this.numbers.get(id);
     return n !== undefined && this.present[n] === 1;
-  }
-
-  /** The parent's id of a present organization; undefined for a root, an absent id or an unknown one. */
-  parentOf(id: string): string | undefined {
-    const n = this.numbers.get(id);
-    if (n === undefined) return undefined;
-    const p = this.parents[n];
-    return p === NONE ? undefined : this.ids[p];
   }
 
   /** Sets `id`'s parent (adding or moving it); idempotent. */
@@ -47,7 +33,6 @@ export class OrgLinks {
     const n = this.numberOf(id);
     const p = parentId === undefined ? NONE : this.numberOf(parentId);
     if (this.present[n] === 1 && this.parents[n] === p) return;
-    if (this.present[n] === 0) this.count++;
     this.detach(n);
     this.present[n] = 1;
     this.parents[n] = p;
@@ -61,7 +46,6 @@ export class OrgLinks {
     this.detach(n);
     this.present[n] = 0;
     this.parents[n] = NONE;
-    this.count--;
   }
 
   /** True when `orgId` is `rootId` or below it. */
@@ -116,10 +100,10 @@ export class OrgLinks {
     return n;
   }
 
-  /** Takes `n` out of its parent's child list. */
+  /** Takes `n` out of its parent's child list (an absent id has no parent link). */
   private detach(n: number): void {
     const p = this.parents[n];
-    if (p === NONE || this.present[n] === 0) return;
+    if (p === NONE) return;
     const prev = this.prevSibling[n];
     const next = this.nextSibling[n];
     if (prev === NONE) this.firstChild[p] = next;

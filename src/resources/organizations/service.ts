@@ -19,7 +19,7 @@ import type { OrgMove, OrgMoveStore } from './move-store.js';
 import type { OrgMoveTask } from './move-task.js';
 import { OrgMoves, type OrganizationMoveStatus } from './moves.js';
 import { OrgTreeCache } from './tree-cache.js';
-import { descendants, isWithin, link, pathOf, subtreeQuery } from './tree-snapshot.js';
+import { subtreeQuery } from './tree-snapshot.js';
 
 export type { OrganizationMoveStatus };
 
@@ -87,7 +87,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
   }
 
   async isWithin(orgId: string, rootId: string): Promise<boolean> {
-    return isWithin(await this.cache.treeKnowing(orgId), orgId, rootId);
+    return (await this.cache.treeKnowing(orgId)).links.isWithin(orgId, rootId);
   }
 
   /** The org's direct child organizations. */
@@ -97,7 +97,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
 
   /** Every organization strictly below the org. */
   async descendants(orgId: string): Promise<string[]> {
-    return descendants(await this.cache.treeKnowing(orgId), orgId);
+    return (await this.cache.treeKnowing(orgId)).links.descendants(orgId);
   }
 
   async subtree(orgId: string): Promise<string[]> {
@@ -107,7 +107,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
 
   /** Ids from the org's root down to the org (an org the tree does not know: itself alone). */
   async pathOf(orgId: string): Promise<string[]> {
-    return pathOf(await this.cache.treeKnowing(orgId), orgId);
+    return (await this.cache.treeKnowing(orgId)).links.pathOf(orgId);
   }
 
   /** The records of the org's subtree: one term on the ancestry, one more while a move rewrites records (tree-snapshot.ts). */
@@ -143,7 +143,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
     }
     // Known here at once; other instances learn it from the feed.
     const s = await this.cache.current();
-    if (s) link(s, doc.id, doc.parentId);
+    s?.links.link(doc.id, doc.parentId);
     await this.feed.append('organizations', [doc.id]);
     return toOrganization(doc);
   }
@@ -218,7 +218,7 @@ export class OrganizationService implements OrgTree, OrgAncestry {
       );
       const s = await this.cache.current();
       if (s) {
-        link(s, id, doc.parentId);
+        s.links.link(id, doc.parentId);
         if (move) s.move = move;
       }
     }

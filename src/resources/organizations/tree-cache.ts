@@ -9,7 +9,7 @@
  */
 import type { OrgMove, OrgMoveStore } from './move-store.js';
 import type { OrganizationDoc, OrganizationStore } from './store.js';
-import { emptySnapshot, link, unlink, type Snapshot } from './tree-snapshot.js';
+import { emptySnapshot, type Snapshot } from './tree-snapshot.js';
 
 export class OrgTreeCache {
   private snapshot: Snapshot | undefined;
@@ -64,8 +64,8 @@ export class OrgTreeCache {
     const found = new Map(docs.map((d) => [d.id, d]));
     for (const id of ids) {
       const d = found.get(id);
-      if (d) link(s, d.id, d.parentId);
-      else unlink(s, id);
+      if (d) s.links.link(d.id, d.parentId);
+      else s.links.unlink(id);
     }
   }
 
@@ -74,7 +74,7 @@ export class OrgTreeCache {
     this.loading ??= Promise.all([this.store.allLinks(), this.moves.get()])
       .then(([links, move]) => {
         const s = emptySnapshot(Date.now());
-        for (const l of links) link(s, l.id, l.parentId);
+        for (const l of links) s.links.link(l.id, l.parentId);
         this.setMove(s, move?.doc);
         this.snapshot = s;
         return s;
@@ -102,9 +102,9 @@ export class OrgTreeCache {
     if (!doc) return s;
     const cur = (await this.current()) ?? s;
     doc.ancestors.forEach((a, k) => {
-      if (!cur.links.has(a)) link(cur, a, k > 0 ? doc.ancestors[k - 1] : undefined);
+      if (!cur.links.has(a)) cur.links.link(a, k > 0 ? doc.ancestors[k - 1] : undefined);
     });
-    link(cur, doc.id, doc.parentId);
+    cur.links.link(doc.id, doc.parentId);
     return cur;
   }
 }

@@ -1,4 +1,7 @@
-/** The organization tree as held in memory, and the queries answered from it (./tree-cache.ts keeps it current). */
+/**
+ * The organization tree as held in memory (its links: ./org-links.ts, which answers the tree's
+ * queries), and the subtree query built from it; ./tree-cache.ts keeps it current.
+ */
 import type { Query } from '../../store/doc-store.js';
 import { pathFieldOf } from '../../store/org-path.js';
 import type { OrgMove } from './move-store.js';
@@ -14,31 +17,6 @@ export interface Snapshot {
 /** A snapshot that knows no organization yet. */
 export function emptySnapshot(loadedAt: number): Snapshot {
   return { links: new OrgLinks(), loadedAt };
-}
-
-/** Sets `id`'s parent in the snapshot (adding or moving it); idempotent. */
-export function link(s: Snapshot, id: string, parentId: string | undefined): void {
-  s.links.link(id, parentId);
-}
-
-/** Removes `id` from the snapshot (its children keep their parent link). */
-export function unlink(s: Snapshot, id: string): void {
-  s.links.unlink(id);
-}
-
-/** True when `orgId` is `rootId` or below it. */
-export function isWithin(s: Snapshot, orgId: string, rootId: string): boolean {
-  return s.links.isWithin(orgId, rootId);
-}
-
-/** Every organization strictly below the org. */
-export function descendants(s: Snapshot, orgId: string): string[] {
-  return s.links.descendants(orgId);
-}
-
-/** Ids from the org's root down to the org (an org the tree does not know: itself alone). */
-export function pathOf(s: Snapshot, orgId: string): string[] {
-  return s.links.pathOf(orgId);
 }
 
 /**
