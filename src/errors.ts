@@ -78,6 +78,16 @@ export class ServiceUnavailableError extends AppError {
     super(503, message, undefined, { 'Retry-After': String(retryAfterSeconds) });
   }
 }
+/**
+ * The client closed its connection before its request's body was read: no answer reaches it.
+ * Counted and logged as 499, the status proxies give a request their client gave up on, not as
+ * a failure of the service (docs/adr/0150-a-request-its-client-gave-up-on.md).
+ */
+export class ClientClosedError extends AppError {
+  constructor() {
+    super(499, 'the client closed the connection before its request was read');
+  }
+}
 export class InternalError extends AppError {
   constructor() {
     super(500, 'unexpected error; retry', 'InternalServerError');

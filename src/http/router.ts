@@ -6,12 +6,13 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { Readable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import { admits, ANONYMOUS, callerKey, type Principal } from '../access/principal.js';
 import { TOKEN_HEADER, type Authenticator } from './auth.js';
 import type { OrgTree } from '../access/access.js';
 import { sessionOf, sessionSecretOf } from './sso.js';
 import type { LoginSessions } from '../resources/sessions/model.js';
-import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
+import { ClientClosedError, ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
@@ -69,8 +70,19 @@ async function requestBody(ctx: Koa.Context, spec: RouteSpec, parse: Koa.Middlew
   if (!ctx.is(expected, 'application/json', '+json')) {
     throw new ValidationError(`body: content type must be ${expected}, got ${ctx.get('content-type') || 'none'}`);
   }
-  await parse(ctx, async () => {});
+  try {
+    await parse(ctx, async () => {});
+  } catch (err) {
+    // The client closed its connection before the body was read (docs/adr/0150-a-request-its-client-gave-up-on.md).
+    if (clientGone(ctx.req) || (err as { type?: unknown }).type === 'request.aborted') throw new ClientClosedError();
+    throw err;
+  }
   return (ctx.request as { body?: unknown }).body;
+}
+
+/** True when the request's stream was torn down before it ended: its connection closed mid-request. */
+function clientGone(req: IncomingMessage): boolean {
+  return req.destroyed && !req.readableEnded;
 }
 
 /** Authenticates and admits the principal for one route: 401/403 decisions for roles. */

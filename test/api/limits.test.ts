@@ -14,6 +14,7 @@ import { expect } from 'chai';
 import { expectErrorBody, startTestApp, uid, useOrg } from '../helpers/app.js';
 import { testElasticsearch } from '../helpers/elasticsearch.js';
 import { P } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
 import { MAX_AGGREGATION_BUCKETS } from '../../src/http/limits.js';
 import { agentDoc, createEndpointDocs } from '../helpers/endpoint-store.js';
 
@@ -112,6 +113,42 @@ describe('limits', () => {
   let endpointId: string;
   before(async () => {
     endpointId = (await o.t.world.endpoint(o.org)).id;
+  });
+
+  it('a client that closes its connection mid-body is counted as 499, neither as a 400 nor as a failure of the service', async function () {
+    this.timeout(30_000);
+    const route = `${P.replace(/\//g, '\\/')}\\/endpoint\\/:id\\/software-inventory`;
+    const countOf = (text: string, status: number): number =>
+      Number(new RegExp(`http_requests_total\\{method="POST",route="${route}",status="${status}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    const metrics = async (): Promise<string> => (await o.t.anon.get('/metrics')).text;
+    const before = await metrics();
+    const { hostname, port } = new URL(o.t.url);
+    const head =
+      `POST ${P}/endpoint/${endpointId}/software-inventory HTTP/1.1\r\nHost: x\r\nx-auth-token: ${String(o.t.admin.token)}\r\n` +
+      'content-type: application/json\r\ncontent-length: 100000\r\n\r\n[{"name":"7-Zip","version":"23';
+    // The connection ends at different moments of the request: before the service reads the body
+    // (while it authenticates and admits), and while it reads it.
+    const moments: (number | 'at once' | 'next turn')[] = ['at once', 'next turn', 0, 1, 2, 5, 10, 20, 50];
+    await Promise.all(
+      moments.map(
+        (moment) =>
+          new Promise<void>((resolve) => {
+            const socket = net.connect(Number(port), hostname, () => {
+              socket.write(head);
+              if (moment === 'at once') socket.destroy();
+              else if (moment === 'next turn') setImmediate(() => socket.destroy());
+              else setTimeout(() => socket.destroy(), moment);
+            });
+            socket.on('close', () => resolve());
+            socket.on('error', () => undefined);
+          }),
+      ),
+    );
+    const counted = await until('the aborted requests counted', async () => {
+      const text = await metrics();
+      return countOf(text, 499) - countOf(before, 499) === moments.length ? text : undefined;
+    }, 20_000);
+    for (const status of [400, 500]) expect(countOf(counted.value, status), `status ${status}`).to.equal(countOf(before, status));
   });
 
   it('a body over the default 1 MB limit → 413 with the section-7 body', async () => {
