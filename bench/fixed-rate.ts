@@ -107,6 +107,7 @@ async function measure(build: Run['build']): Promise<Run> {
 
 const runs: Run[] = [];
 try {
+  await sc.prepare?.();
   for (let p = 0; p < Number(values.pairs); p++) {
     // Alternate which build goes first, so a drift of the machine falls on both alike.
     const order: Run['build'][] = p % 2 === 0 ? ['before', 'this'] : ['this', 'before'];

@@ -40,6 +40,10 @@ export async function requestScenarios(bench: Bench, stage: Stage): Promise<Scen
 
 async function measure(bench: Bench, stage: Stage, hop: ServiceProcess, sc: Scenario): Promise<ScenarioResult> {
   const { log } = bench;
+  if (sc.prepare) {
+    log(`${sc.name}: preparing the store`);
+    await sc.prepare();
+  }
   const waited = await bench.settle();
   const stopBackground = sc.background?.();
   let res: ScenarioResult | undefined;

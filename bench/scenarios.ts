@@ -3,18 +3,16 @@
  * Elasticsearch requests issued with @elastic/elasticsearch (built with the service's own
  * pure query builders, so the bodies are the ones the service sends).
  */
-import type autocannon from 'autocannon';
 import type { Client, estypes } from '@elastic/elasticsearch';
 import { aliasName } from '../src/store/client.js';
 import { pageQuery } from '../src/store/page-query.js';
 import { PageCounts } from '../src/store/page-total.js';
 import { endpointCriteriaQuery, utmCriteriaQuery } from '../src/resources/endpoints/criteria.js';
 import { ENDPOINT_SORT, UTM_SORT } from '../src/resources/endpoints/schema.js';
-import type { EndpointDoc } from '../src/resources/endpoints/model.js';
-import { dedupe, diffUnique, type InstalledSoftware, type SoftwareInventoryDoc } from '../src/resources/software-inventory/model.js';
 import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
 import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
-import { agentOrg, ancestryOf, inventoryReport, typicalReport, type Seeded } from './seed.js';
+import { agentOrg, ancestryOf, type Seeded } from './seed.js';
+import { inventoryScenarios } from './inventory-scenarios.js';
 
 /** The UTM model aggregation's search over a subtree, as the service sends it. */
 function utmModelAggregation(client: Client, endpoints: string, orgId: string): Promise<unknown> {
@@ -133,37 +131,9 @@ function distributorScenarios(client: Client, endpoints: string, distributor: st
   ];
 }
 
-export const API = '/endpoint-control-service/v1';
+import { API, type Scenario, type ScenarioContext } from './scenario.js';
 
-export interface Scenario {
-  name: string;
-  /** What the service does for one request (store round trips included). */
-  serviceWork: string;
-  /** What the direct equivalent issues. */
-  directWork: string;
-  /** autocannon request for the service; `next()` numbers the requests of a round. */
-  service: (next: () => number) => autocannon.Request;
-  /**
-   * The same store work issued directly; `i` numbers the requests of a round. `body` is the
-   * service's request body as the bare hop received and parsed it (absent in the direct rounds).
-   */
-  direct: (i: number, body?: unknown) => Promise<unknown>;
-  /** Whose token the service's requests carry: the bench's system token unless `distributor` (an admin of the distributor). */
-  caller?: 'distributor';
-  /** Work beside the scenario while it is measured (the service's, the hop's and the direct rounds); answers its stop, which counts what it did. */
-  background?: () => () => Promise<number>;
-}
-
-export interface ScenarioContext {
-  client: Client;
-  prefix: string;
-  seeded: Seeded;
-  /** The first root organization and its subtree (every org below it). */
-  root: string;
-  subtree: string[];
-  /** The distributor: the root holding most organizations and endpoints. */
-  distributor: string;
-}
+export { API, type Scenario, type ScenarioContext };
 
 /** The first seeded agent in `root`'s subtree (the seed's placement rule). */
 function agentBelow(seeded: Seeded, root: string): string {
@@ -183,55 +153,12 @@ export function scenarios(x: ScenarioContext): Scenario[] {
   const { client, seeded, root } = x;
   const orgPath = ancestryOf(seeded);
   const endpoints = aliasName(x.prefix, 'endpoints');
-  const inventory = aliasName(x.prefix, 'software-inventory');
   const heartbeats = aliasName(x.prefix, 'network-heartbeats');
   const hosts = aliasName(x.prefix, 'network-hosts');
   const searchRequest = { criteria: { orgId: root, basic: 'front' }, pageRequest: { page: 0, size: 20 } };
   const utmSearchRequest = { criteria: { orgId: root, includeChildren: true }, pageRequest: { page: 0, size: 20 } };
   /** The hop's memory of queries past the bound, as the service's endpoints store keeps one. */
   const pageCounts = new PageCounts();
-
-  /** An inventory report scenario; `report(n, i)` is request i's report for inventory endpoint n. */
-  function inventoryScenario(name: string, what: string, report: (n: number, i: number) => InstalledSoftware[]): Scenario {
-    const endpointOf = (i: number): number => (i * 7919) % seeded.inventoryIds.length;
-    return {
-      name,
-      serviceWork:
-        `POST /endpoint/{id}/software-inventory, ${what}: realtime get of the endpoint, one search of its stored entries, the diff, ` +
-        'one bulk without refresh, then one index refresh shared with the reports that finished their bulk meanwhile (searchable before the answer)',
-      directWork: 'the same get, search (size 10,000, sorted by id) and bulk of the same diff, its entries carrying their ancestry as the service stamps it, with refresh=true (searchable before the answer)',
-      service: (next) => ({
-        method: 'POST',
-        setupRequest: (r) => {
-          const i = next();
-          return { ...r, path: `${API}/endpoint/${seeded.inventoryIds[endpointOf(i)]}/software-inventory`, body: JSON.stringify(report(endpointOf(i), i)) };
-        },
-      }),
-      direct: async (i, body) => {
-        const id = seeded.inventoryIds[endpointOf(i)];
-        // The hop's report is the body it received, as the service's is; the direct rounds make it here.
-        const reported = Array.isArray(body) ? (body as InstalledSoftware[]) : report(endpointOf(i), i);
-        const ep = await client.get<EndpointDoc>({ index: endpoints, id });
-        const res = await client.search<SoftwareInventoryDoc>({
-          index: inventory,
-          query: { term: { endpointId: id } },
-          size: 10_000,
-          sort: [{ id: 'asc' }],
-          track_total_hits: false,
-        });
-        const stored = res.hits.hits.map((h) => h._source as SoftwareInventoryDoc);
-        const orgId = ep._source?.orgId ?? root;
-        const diff = diffUnique({ id, orgId }, dedupe(reported), stored, new Date());
-        if (diff.upserts.length + diff.deletes.length === 0) return undefined;
-        const path = orgPath(orgId);
-        return client.bulk({
-          index: inventory,
-          refresh: true,
-          operations: [...diff.upserts.flatMap((d) => [{ index: { _id: d.id } }, { ...d, orgPath: path }]), ...diff.deletes.map((d) => ({ delete: { _id: d } }))],
-        });
-      },
-    };
-  }
 
   return [
     {
@@ -286,16 +213,7 @@ export function scenarios(x: ScenarioContext): Scenario[] {
       service: () => ({ method: 'POST', path: `${API}/utm-endpoint/count`, body: JSON.stringify({ orgId: root, includeChildren: true }) }),
       direct: () => client.count({ index: endpoints, query: utmCriteriaQuery({}, { term: { orgPath: root } }) }),
     },
-    inventoryScenario(
-      'software inventory replace (200 items, 10 changed)',
-      'a typical report: the endpoint\'s 200 items with a window of 10 moved to a new version (≈20 index + ≈20 delete against the previous report)',
-      typicalReport,
-    ),
-    inventoryScenario(
-      'software inventory replace (200 items, all changed)',
-      'the worst case: 200 items none of which the endpoint had (≈200 index + ≈200 delete)',
-      (_n, i) => inventoryReport(i),
-    ),
+    ...inventoryScenarios(x),
     {
       name: 'network heartbeat',
       serviceWork:

@@ -174,16 +174,23 @@ export function seededInventory(n: number, count: number): { name: string; vendo
   });
 }
 
-/** A full inventory report of 200 items that differs from what the endpoint has (a replace that writes). */
-export function inventoryReport(i: number): InstalledSoftware[] {
-  return Array.from({ length: 200 }, (_, k) => ({ name: `package-${(i * 31 + k) % 1000}`, version: `${1 + ((i + k) % 3)}.0.0`, vendor: 'v' }));
+/**
+ * The report of inventory endpoint `n` on its visit `visit` in which every entry differs from the
+ * visit before: the seeded names, each at a version naming the visit (≈200 index + ≈200 delete).
+ */
+export function inventoryReport(n: number, visit: number): InstalledSoftware[] {
+  return seededInventory(n, 200).map((it, k) => ({ name: it.name, vendor: it.vendor, version: `${10 + visit}.${k % 3}.0` }));
 }
 
-/** The seeded inventory of endpoint `n` with a window of 10 items (moving with the request) at a new version. */
-export function typicalReport(n: number, i: number): InstalledSoftware[] {
+/**
+ * The seeded inventory of endpoint `n` on its visit `visit`: a window of 10 items, which moves with
+ * the visit, at a version naming it. Against the visit before, the previous window returns to its
+ * seeded versions and the new one moves (≈20 index + ≈20 delete).
+ */
+export function typicalReport(n: number, visit: number): InstalledSoftware[] {
   const items = seededInventory(n, 200);
-  const from = (i * 10) % items.length;
-  return items.map((it, k) => (k >= from && k < from + 10 ? { ...it, version: `9.${i % 1000}.0` } : it));
+  const from = (visit * 10) % items.length;
+  return items.map((it, k) => (k >= from && k < from + 10 ? { ...it, version: `9.${visit}.0` } : it));
 }
 
 /**
