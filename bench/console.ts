@@ -20,7 +20,7 @@
 import fs from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { percentile } from './direct.js';
-import { API } from './scenarios.js';
+import { API } from './scenario.js';
 import type { TargetResult } from './report.js';
 
 export interface Stats {

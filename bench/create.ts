@@ -14,7 +14,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { aliasName } from '../src/store/client.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
 import { percentile, runDirect, type RoundResult } from './direct.js';
-import { API } from './scenarios.js';
+import { API } from './scenario.js';
 import type { TargetResult } from './report.js';
 
 export interface CreateRound extends RoundResult {

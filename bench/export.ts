@@ -9,7 +9,7 @@
  * the ratio, not the absolute numbers.
  */
 import type { Client } from '@elastic/elasticsearch';
-import { API } from './scenarios.js';
+import { API } from './scenario.js';
 import { sample, watchRss } from './proc.js';
 import type { TargetResult } from './report.js';
 

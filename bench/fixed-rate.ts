@@ -23,7 +23,8 @@ import { Client } from '@elastic/elasticsearch';
 import { cannon } from './measure.js';
 import { cpuSeconds, esNode } from './proc.js';
 import { watchQuiet, type Quietness } from './quiet.js';
-import { scenarios, type Scenario } from './scenarios.js';
+import type { Scenario } from './scenario.js';
+import { scenarios } from './scenarios.js';
 import { DISTRIBUTOR, seededIds, sizeNamed } from './seed.js';
 import { startService } from './service-process.js';
 

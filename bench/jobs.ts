@@ -11,7 +11,7 @@
  * DISABLE_MODULE vuln when an earlier run enabled it, so that every run writes.
  */
 import autocannon from 'autocannon';
-import { API } from './scenarios.js';
+import { API } from './scenario.js';
 import { startService, type Runtime } from './service-process.js';
 
 export interface JobsResult {

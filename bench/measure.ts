@@ -2,7 +2,7 @@
 import autocannon from 'autocannon';
 import type { Client } from '@elastic/elasticsearch';
 import type { RoundResult } from './direct.js';
-import type { Scenario } from './scenarios.js';
+import type { Scenario } from './scenario.js';
 
 /** autocannon at `connections` connections, no pipelining, for `seconds`. */
 export function drive(

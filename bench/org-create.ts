@@ -16,7 +16,7 @@ import os from 'node:os';
 import type { Client } from '@elastic/elasticsearch';
 import { percentile } from './direct.js';
 import { cpuSeconds, sample } from './proc.js';
-import { API } from './scenarios.js';
+import { API } from './scenario.js';
 import { startService, type Runtime } from './service-process.js';
 import type { TargetResult } from './report.js';
 

@@ -11,7 +11,7 @@ import autocannon from 'autocannon';
 import type { Client } from '@elastic/elasticsearch';
 import { aliasName } from '../src/store/client.js';
 import { cpuSeconds } from './proc.js';
-import { API } from './scenarios.js';
+import { API } from './scenario.js';
 import { startService, type Runtime } from './service-process.js';
 import { openLoop, openLoopInWorker, pool, summary, type OpenLoopResult, type Req } from './open-loop.js';
 

@@ -11,7 +11,7 @@
  * and mapping of eight different operations; each one's direct cost is in the scenarios above.
  */
 import { percentile } from './direct.js';
-import { API } from './scenarios.js';
+import { API } from './scenario.js';
 import type { TargetResult } from './report.js';
 
 export interface OverviewResult {

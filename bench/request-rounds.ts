@@ -10,7 +10,7 @@ import { cannon, cannonHop, delta, esCounters, fromCannon, msPerRequest, service
 import { cpuSeconds, sample, watchRss } from './proc.js';
 import { watchQuiet } from './quiet.js';
 import type { ScenarioResult, ServiceRound } from './report.js';
-import type { Scenario } from './scenarios.js';
+import type { Scenario } from './scenario.js';
 import { DISTRIBUTOR } from './seed.js';
 import { startHop, type ServiceProcess } from './service-process.js';
 import type { Bench, Stage } from './stage.js';

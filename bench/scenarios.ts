@@ -13,6 +13,7 @@ import { heartbeatId } from '../src/resources/network/heartbeat-store.js';
 import { mergeSighting, networkHostId, type NetworkHost } from '../src/resources/network/model.js';
 import { agentOrg, ancestryOf, type Seeded } from './seed.js';
 import { inventoryScenarios } from './inventory-scenarios.js';
+import { API, type Scenario, type ScenarioContext } from './scenario.js';
 
 /** The UTM model aggregation's search over a subtree, as the service sends it. */
 function utmModelAggregation(client: Client, endpoints: string, orgId: string): Promise<unknown> {
@@ -130,10 +131,6 @@ function distributorScenarios(client: Client, endpoints: string, distributor: st
     },
   ];
 }
-
-import { API, type Scenario, type ScenarioContext } from './scenario.js';
-
-export { API, type Scenario, type ScenarioContext };
 
 /** The first seeded agent in `root`'s subtree (the seed's placement rule). */
 function agentBelow(seeded: Seeded, root: string): string {

@@ -5,7 +5,7 @@ import type { Services } from '../src/container.js';
 import type { Callers } from './measure.js';
 import type { BenchOptions, Selection } from './options.js';
 import type { TargetResult } from './report.js';
-import type { Scenario } from './scenarios.js';
+import type { Scenario } from './scenario.js';
 import type { Seeded } from './seed.js';
 import type { ServiceProcess } from './service-process.js';
 

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type autocannon from 'autocannon';
 import type { RoundResult } from './direct.js';
 import { sample } from './proc.js';
-import type { Scenario } from './scenarios.js';
+import type { Scenario } from './scenario.js';
 import { startService, type Runtime, type ServiceProcess } from './service-process.js';
 
 export interface TracingRound extends RoundResult {
