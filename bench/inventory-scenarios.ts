@@ -10,7 +10,15 @@
  */
 import { aliasName } from '../src/store/client.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
-import { dedupe, diffUnique, type InstalledSoftware, type SoftwareInventoryDoc } from '../src/resources/software-inventory/model.js';
+import type { InventoryDigestDoc } from '../src/resources/software-inventory/digests.js';
+import {
+  DEFAULT_LAST_SEEN_REFRESH_MS,
+  dedupe,
+  diffUnique,
+  reportDigest,
+  type InstalledSoftware,
+  type SoftwareInventoryDoc,
+} from '../src/resources/software-inventory/model.js';
 import { ancestryOf, inventoryReport, seededInventory, typicalReport } from './seed.js';
 import { API, type Scenario, type ScenarioContext } from './scenario.js';
 
@@ -22,15 +30,24 @@ export function inventoryScenarios(x: ScenarioContext): Scenario[] {
   const orgPath = ancestryOf(seeded);
   const endpoints = aliasName(x.prefix, 'endpoints');
   const inventory = aliasName(x.prefix, 'software-inventory');
+  const digests = aliasName(x.prefix, 'inventory-digests');
   const endpointOf = (i: number): number => (i * 7919) % seeded.inventoryIds.length;
 
   /**
-   * The hop's work on one report: the realtime get, the search of the stored entries, the diff and
-   * one bulk of it (none when nothing changed), its entries carrying their ancestry as the
-   * service stamps it.
+   * The hop's work on one report, the store requests the service makes: the endpoint and its
+   * digest (one multi-get); when the digest is not the report's, the digest withdrawn, the search
+   * of the stored entries, the diff and one bulk of it (none when nothing changed), its entries
+   * carrying their ancestry as the service stamps it, and the report's digest set on the
+   * withdrawal's version.
    */
   async function applyDirect(id: string, reported: InstalledSoftware[], refresh: boolean): Promise<unknown> {
-    const ep = await client.get<EndpointDoc>({ index: endpoints, id });
+    const unique = dedupe(reported);
+    const got = await client.mget<EndpointDoc | InventoryDigestDoc>({ docs: [{ _index: endpoints, _id: id }, { _index: digests, _id: id }] });
+    const [ep, held] = got.docs.map((d) => ('_source' in d ? d._source : undefined)) as [EndpointDoc | undefined, InventoryDigestDoc | undefined];
+    const orgId = ep?.orgId ?? root;
+    const digest = reportDigest(orgId, unique);
+    if (held?.digest === digest && held.lastSeenFloor && Date.now() - Date.parse(held.lastSeenFloor) < DEFAULT_LAST_SEEN_REFRESH_MS) return undefined;
+    const opened = await client.index({ index: digests, id, document: { endpointId: id, digest: null, lastSeenFloor: null, updatedAt: new Date().toISOString() } });
     const res = await client.search<SoftwareInventoryDoc>({
       index: inventory,
       query: { term: { endpointId: id } },
@@ -39,15 +56,17 @@ export function inventoryScenarios(x: ScenarioContext): Scenario[] {
       track_total_hits: false,
     });
     const stored = res.hits.hits.map((h) => h._source as SoftwareInventoryDoc);
-    const orgId = ep._source?.orgId ?? root;
-    const diff = diffUnique({ id, orgId }, dedupe(reported), stored, new Date());
-    if (diff.upserts.length + diff.deletes.length === 0) return undefined;
-    const path = orgPath(orgId);
-    return client.bulk({
-      index: inventory,
-      refresh,
-      operations: [...diff.upserts.flatMap((d) => [{ index: { _id: d.id } }, { ...d, orgPath: path }]), ...diff.deletes.map((d) => ({ delete: { _id: d } }))],
-    });
+    const diff = diffUnique({ id, orgId }, unique, stored, new Date());
+    if (diff.upserts.length + diff.deletes.length > 0) {
+      const path = orgPath(orgId);
+      await client.bulk({
+        index: inventory,
+        refresh,
+        operations: [...diff.upserts.flatMap((d) => [{ index: { _id: d.id } }, { ...d, orgPath: path }]), ...diff.deletes.map((d) => ({ delete: { _id: d } }))],
+      });
+    }
+    const document = { endpointId: id, digest, lastSeenFloor: diff.lastSeenFloor, updatedAt: new Date().toISOString() };
+    return client.index({ index: digests, id, document, if_seq_no: opened._seq_no, if_primary_term: opened._primary_term }, { ignore: [409] });
   }
 
   /** An inventory report scenario; `report(n, visit)` is inventory endpoint n's report on its visit `visit`. */
@@ -58,9 +77,12 @@ export function inventoryScenarios(x: ScenarioContext): Scenario[] {
     return {
       name,
       serviceWork:
-        `POST /endpoint/{id}/software-inventory, ${what}: realtime get of the endpoint, one search of its stored entries, the diff, ` +
-        'one bulk without refresh, then one index refresh shared with the reports that finished their bulk meanwhile (searchable before the answer)',
-      directWork: 'the same get, search (size 10,000, sorted by id) and bulk of the same diff, its entries carrying their ancestry as the service stamps it, with refresh=true (searchable before the answer)',
+        `POST /endpoint/{id}/software-inventory, ${what}: realtime gets of the endpoint and of its report digest; when the digest is not ` +
+        "the report's: the digest withdrawn, one search of the stored entries, the diff, one bulk without refresh, one index refresh shared " +
+        'with the reports that finished their bulk meanwhile (searchable before the answer), the digest set',
+      directWork:
+        "the same requests: one multi-get of the endpoint and its digest; when the digest is not the report's, the digest withdrawn, the " +
+        'search (size 10,000, sorted by id), the bulk of the same diff (its entries carrying their ancestry) with refresh=true, the digest set',
       service: (next) => ({
         method: 'POST',
         setupRequest: (r) => {

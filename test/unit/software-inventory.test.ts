@@ -3,6 +3,7 @@ import {
   dedupe,
   diffInventory,
   pairKey,
+  reportDigest,
   softwareId,
   splitPairKey,
   toInventoryDoc,
@@ -69,7 +70,7 @@ describe('software inventory: diff of a full report against the stored inventory
   it('writes nothing when the same report repeats within the lastSeen window', () => {
     const items = [{ name: 'A', version: '1', vendor: 'V', installDate: '2025-05-01T00:00:00Z' }, { name: 'B', version: '2' }];
     const d = diffInventory(owner, items, stored(items, T0), new Date(T0.getTime() + HOUR));
-    expect(d).to.deep.equal({ upserts: [], created: 0, deletes: [], unchanged: 2 });
+    expect(d).to.deep.equal({ upserts: [], created: 0, deletes: [], unchanged: 2, lastSeenFloor: T0.toISOString() });
   });
 
   it('adds new entries, removes vanished ones, keeps firstSeen of entries present in both', () => {
@@ -109,7 +110,7 @@ describe('software inventory: diff of a full report against the stored inventory
     const unkeyed = stored([{ name: 'B', version: '1' }], T0).map(({ nameVersion: _key, ...rest }) => rest);
     const now = new Date(T0.getTime() + HOUR);
     const d = diffInventory(owner, [{ name: 'A', version: '1' }, { name: 'B', version: '1' }], [...keyed, ...unkeyed], now);
-    expect(d).to.deep.equal({ upserts: [], created: 0, deletes: [], unchanged: 2 });
+    expect(d).to.deep.equal({ upserts: [], created: 0, deletes: [], unchanged: 2, lastSeenFloor: T0.toISOString() });
     const changed = diffInventory(owner, [{ name: 'A', version: '1', vendor: 'V' }, { name: 'B', version: '1', vendor: 'V' }], [...keyed, ...unkeyed], now);
     expect(changed.created).to.equal(0);
     expect(changed.upserts.map((u) => [u.id, u.firstSeen, u.lastSeen])).to.deep.equal([
@@ -136,5 +137,54 @@ describe('software inventory: diff of a full report against the stored inventory
     expect(before[0].installDate).to.equal('2025-05-01T00:00:00.000Z');
     const d = diffInventory(owner, [{ name: 'A', version: '1', installDate: '2025-05-01T00:00:00Z' }], before, T0);
     expect(d.unchanged).to.equal(1);
+  });
+});
+
+describe('software inventory: the report digest', () => {
+  const report: InstalledSoftware[] = [
+    { name: 'Firefox', version: '120.0', vendor: 'Mozilla' },
+    { name: 'Zoom', version: '5.17', architecture: 'x64', installDate: '2025-03-01T00:00:00.000Z' },
+    { name: 'Firefox', version: '121.0' },
+  ];
+  const digest = reportDigest('org-1', dedupe(report));
+
+  it('is the same for the same entries in any order, repeats counted once', () => {
+    expect(reportDigest('org-1', dedupe([...report].reverse()))).to.equal(digest);
+    expect(reportDigest('org-1', dedupe([...report, report[0]]))).to.equal(digest);
+    expect(digest).to.match(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('differs when any field of any entry differs, or the organization does', () => {
+    const variants: InstalledSoftware[][] = [
+      [{ ...report[0], vendor: 'Mozilla Foundation' }, report[1], report[2]],
+      [{ ...report[0], architecture: 'x64' }, report[1], report[2]],
+      [report[0], { ...report[1], installDate: '2025-03-02T00:00:00.000Z' }, report[2]],
+      [report[0], report[1], { ...report[2], version: '121.1' }],
+      [report[0], report[1]],
+      [...report, { name: 'Slack', version: '4.36' }],
+    ];
+    for (const v of variants) expect(reportDigest('org-1', dedupe(v)), JSON.stringify(v)).to.not.equal(digest);
+    expect(reportDigest('org-2', dedupe(report))).to.not.equal(digest);
+  });
+
+  it('cannot be matched by moving text between the fields of an entry', () => {
+    expect(reportDigest('o', [{ name: 'a', version: 'b', vendor: 'c' }])).to.not.equal(reportDigest('o', [{ name: 'a', version: 'b', architecture: 'c' }]));
+    expect(reportDigest('o', [{ name: 'a b', version: 'c' }])).to.not.equal(reportDigest('o', [{ name: 'a', version: 'b c' }]));
+  });
+});
+
+describe('software inventory: the oldest lastSeen a diff leaves', () => {
+  it("is the oldest unchanged entry's lastSeen, or now when every entry is written", () => {
+    const stored = [
+      toInventoryDoc(owner, { name: 'A', version: '1' }, new Date(T0.getTime() - 3 * HOUR).toISOString(), new Date(T0.getTime() - 3 * HOUR).toISOString()),
+      toInventoryDoc(owner, { name: 'B', version: '1' }, new Date(T0.getTime() - 5 * HOUR).toISOString(), new Date(T0.getTime() - 5 * HOUR).toISOString()),
+      toInventoryDoc(owner, { name: 'C', version: '1' }, new Date(T0.getTime() - 2 * DAY).toISOString(), new Date(T0.getTime() - 2 * DAY).toISOString()),
+    ];
+    const same = diffInventory(owner, [{ name: 'A', version: '1' }, { name: 'B', version: '1' }, { name: 'C', version: '1' }], stored, T0);
+    // C is past the window and rewritten now; B is the oldest left as it was.
+    expect(same.upserts.map((d) => d.name)).to.deep.equal(['C']);
+    expect(same.lastSeenFloor).to.equal(stored[1].lastSeen);
+    const moved = diffInventory(owner, [{ name: 'A', version: '2' }], stored, T0);
+    expect(moved.lastSeenFloor).to.equal(T0.toISOString());
   });
 });

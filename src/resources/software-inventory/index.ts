@@ -4,10 +4,11 @@ import type { EndpointService } from '../endpoints/service.js';
 import type { OrganizationService } from '../organizations/service.js';
 import { SoftwareInventoryService } from './service.js';
 import { SoftwareInventoryStore } from './store.js';
+import { InventoryDigests } from './digests.js';
 
 export function createSoftwareInventory(
   { store }: BaseDeps,
   deps: { endpoints: EndpointService; orgs: OrganizationService },
 ): SoftwareInventoryService {
-  return new SoftwareInventoryService(new SoftwareInventoryStore(store), deps.endpoints, deps.orgs);
+  return new SoftwareInventoryService(new SoftwareInventoryStore(store), new InventoryDigests(store), deps.endpoints, deps.orgs);
 }

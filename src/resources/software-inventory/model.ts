@@ -99,6 +99,18 @@ export function splitPairKey(key: string): { name: string; version: string } {
   return i < 0 ? { name: key, version: '' } : { name: key.slice(0, i), version: key.slice(i + 1) };
 }
 
+/**
+ * The digest of a de-duplicated report (dedupe's output) for an endpoint of `orgId`: equal for
+ * two reports exactly when their entries are the same whatever their order, and different for
+ * the same entries in another organization (the diff rewrites those). SHA-256 of the entries'
+ * fields in pair order, each field in a fixed place so no two reports share a serialisation.
+ */
+export function reportDigest(orgId: string, unique: readonly InstalledSoftware[]): string {
+  const rows = unique.map((i) => [i.name, i.version, i.vendor ?? null, i.installDate ?? null, i.architecture ?? null] as const);
+  rows.sort((a, b) => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return crypto.hash('sha256', JSON.stringify([orgId, rows]), 'base64url');
+}
+
 /** Drops empty optional fields so absent and '' are the same. */
 function clean(item: InstalledSoftware): InstalledSoftware {
   const out: InstalledSoftware = { name: item.name, version: item.version };
@@ -173,6 +185,8 @@ export interface InventoryDiff {
   deletes: string[];
   /** Entries present in both that need no write. */
   unchanged: number;
+  /** The oldest lastSeen of the stored inventory once the diff is written (now when it is empty). */
+  lastSeenFloor: string;
 }
 
 /**
@@ -233,6 +247,8 @@ export function diffUnique(
   const upserts: SoftwareInventoryDoc[] = [];
   let created = 0;
   let unchanged = 0;
+  let floorMs = nowMs;
+  let lastSeenFloor = nowIso;
   for (const item of unique) {
     const old = byPair.get(pairKey(item.name, item.version)) ?? byId?.get(softwareId(owner.id, item.name, item.version));
     if (!old) {
@@ -241,13 +257,18 @@ export function diffUnique(
       continue;
     }
     seen.add(old);
-    if (sameFields(old, item, owner.orgId) && nowMs - Date.parse(old.lastSeen) < lastSeenRefreshMs) {
+    const seenMs = Date.parse(old.lastSeen);
+    if (sameFields(old, item, owner.orgId) && nowMs - seenMs < lastSeenRefreshMs) {
       unchanged++;
+      if (seenMs < floorMs) {
+        floorMs = seenMs;
+        lastSeenFloor = old.lastSeen;
+      }
     } else {
       upserts.push(cleanToDoc(owner, item, old.firstSeen, nowIso, old.id));
     }
   }
   const deletes: string[] = [];
   for (const d of stored) if (!seen.has(d)) deletes.push(d.id);
-  return { upserts, created, deletes, unchanged };
+  return { upserts, created, deletes, unchanged, lastSeenFloor };
 }

@@ -17,6 +17,7 @@ import {
   MAX_INVENTORY_ITEMS,
   dedupe,
   diffUnique,
+  reportDigest,
   softwareId,
   toInventoryDoc,
   toRecord,
@@ -28,6 +29,7 @@ import {
 } from './model.js';
 import { criteriaFilters, MAX_LIST_ITEMS, OrgSoftwareInventory, type PagedSearch } from './org-views.js';
 import type { SoftwareInventoryStore } from './store.js';
+import type { InventoryDigests } from './digests.js';
 
 export interface ReplaceResult {
   created: number;
@@ -61,6 +63,7 @@ export class SoftwareInventoryService {
 
   constructor(
     private readonly store: SoftwareInventoryStore,
+    private readonly digests: InventoryDigests,
     private readonly endpoints: EndpointService,
     orgs: OrganizationService,
     opts: SoftwareInventoryOptions = {},
@@ -83,7 +86,11 @@ export class SoftwareInventoryService {
     return docs.sort(byNameVersion).map(toRecord);
   }
 
-  /** The agent's full inventory: afterwards the stored inventory equals `items` (413 beyond the bound). */
+  /**
+   * The agent's full inventory: afterwards the stored inventory equals `items` (413 beyond the
+   * bound). A report whose digest the endpoint already holds, within the lastSeen window, is
+   * answered without reading the entries (docs/adr/0151-an-unchanged-inventory-report-read-by-its-digest.md).
+   */
   async replaceForEndpoint(endpointId: string, items: InstalledSoftware[], access: Access): Promise<ReplaceResult> {
     const unique = dedupe(items);
     if (unique.length > MAX_INVENTORY_ITEMS) {
@@ -91,22 +98,31 @@ export class SoftwareInventoryService {
         `the inventory has ${unique.length} distinct entries; at most ${MAX_INVENTORY_ITEMS} are accepted`,
       );
     }
-    const owner = await this.owner(endpointId, access);
+    // The digest is read beside the endpoint and used only once the endpoint is known visible.
+    const [owner, held] = await Promise.all([this.owner(endpointId, access), this.digests.read(endpointId)]);
+    const digest = reportDigest(owner.orgId, unique);
+    const current =
+      held.digest === digest && held.lastSeenFloor !== undefined && Date.now() - Date.parse(held.lastSeenFloor) < this.lastSeenRefreshMs;
+    const report = current
+      ? Promise.resolve({ created: 0, updated: 0, deleted: 0, unchanged: unique.length })
+      : this.writeInventory(owner, unique, digest, {});
     // A full report is a sign of life; its lastSeen rides on the bookkeeping group commit, beside the inventory writes.
-    const [result] = await Promise.all([this.replaceInventory(owner, unique), this.presence?.seenAuthorized(owner.id)]);
+    const [result] = await Promise.all([report, this.presence?.seenAuthorized(owner.id)]);
     return result;
   }
 
   /**
    * The bulk path of a full report, for an endpoint already authorized: one search for the
    * stored entries, the diff in code, one bulk request for creates, updates and deletes
-   * (none when nothing changed). `items` are de-duplicated (dedupe's output).
+   * (none when nothing changed), and the report's digest. `items` are de-duplicated (dedupe's output).
    */
-  async replaceInventory(
-    owner: InventoryOwner,
-    items: InstalledSoftware[],
-    opts: WriteOptions = {},
-  ): Promise<ReplaceResult> {
+  replaceInventory(owner: InventoryOwner, items: InstalledSoftware[], opts: WriteOptions = {}): Promise<ReplaceResult> {
+    return this.writeInventory(owner, items, reportDigest(owner.orgId, items), opts);
+  }
+
+  private async writeInventory(owner: InventoryOwner, items: InstalledSoftware[], digest: string, opts: WriteOptions): Promise<ReplaceResult> {
+    // Opened before the entries are read, so any write to them from here on keeps this report's digest from being set.
+    const opened = await this.digests.open(owner.id);
     // Whole entries, not their compared fields alone (model.ts InventoryDiffEntry says why).
     const stored = await this.store.allMatching({ term: { endpointId: owner.id } });
     const diff = diffUnique(owner, items, stored, new Date(), this.lastSeenRefreshMs);
@@ -115,6 +131,7 @@ export class SoftwareInventoryService {
       // store's refresh shared with concurrent reports.
       await this.store.bulkWrite(diff.upserts, diff.deletes, opts);
     }
+    await this.digests.close(owner.id, opened, digest, diff.lastSeenFloor);
     return {
       created: diff.created,
       updated: diff.upserts.length - diff.created,
@@ -156,7 +173,9 @@ export class SoftwareInventoryService {
       architecture: doc.architecture ?? null,
       lastSeen: now,
     };
-    return toRecord(await this.store.upsert(doc.id, fields, doc));
+    const stored = await this.store.upsert(doc.id, fields, doc);
+    await this.digests.open(owner.id);
+    return toRecord(stored);
   }
 
   /** Removes one uninstalled product; 404 when the endpoint does not have that name and version. */
@@ -166,6 +185,7 @@ export class SoftwareInventoryService {
     if (!(await this.store.deleteIfExists(softwareId(owner.id, name, item.version)))) {
       throw new NotFoundError(`software "${name}" version "${item.version}" is not installed on endpoint ${owner.id}`);
     }
+    await this.digests.open(owner.id);
   }
 
   /**
@@ -206,6 +226,7 @@ export class SoftwareInventoryService {
       ? { ...target, orgId: owner.orgId, lastSeen: now }
       : toInventoryDoc(owner, { name, version: change.version, vendor: old.vendor, architecture: old.architecture }, now, now);
     await this.store.bulkWrite([moved], [old.id]);
+    await this.digests.open(owner.id);
     return toRecord(moved);
   }
 
