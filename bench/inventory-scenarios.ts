@@ -10,7 +10,7 @@
  */
 import { aliasName } from '../src/store/client.js';
 import type { EndpointDoc } from '../src/resources/endpoints/model.js';
-import type { InventoryDigestDoc } from '../src/resources/software-inventory/digests.js';
+import { holdsReport, openDigestDoc, reportDigestDoc, type InventoryDigestDoc } from '../src/resources/software-inventory/digests.js';
 import {
   DEFAULT_LAST_SEEN_REFRESH_MS,
   dedupe,
@@ -46,8 +46,8 @@ export function inventoryScenarios(x: ScenarioContext): Scenario[] {
     const [ep, held] = got.docs.map((d) => ('_source' in d ? d._source : undefined)) as [EndpointDoc | undefined, InventoryDigestDoc | undefined];
     const orgId = ep?.orgId ?? root;
     const digest = reportDigest(orgId, unique);
-    if (held?.digest === digest && held.lastSeenFloor && Date.now() - Date.parse(held.lastSeenFloor) < DEFAULT_LAST_SEEN_REFRESH_MS) return undefined;
-    const opened = await client.index({ index: digests, id, document: { endpointId: id, digest: null, lastSeenFloor: null, updatedAt: new Date().toISOString() } });
+    if (holdsReport(held, digest, Date.now(), DEFAULT_LAST_SEEN_REFRESH_MS)) return undefined;
+    const opened = await client.index({ index: digests, id, document: openDigestDoc(id) });
     const res = await client.search<SoftwareInventoryDoc>({
       index: inventory,
       query: { term: { endpointId: id } },
@@ -65,7 +65,7 @@ export function inventoryScenarios(x: ScenarioContext): Scenario[] {
         operations: [...diff.upserts.flatMap((d) => [{ index: { _id: d.id } }, { ...d, orgPath: path }]), ...diff.deletes.map((d) => ({ delete: { _id: d } }))],
       });
     }
-    const document = { endpointId: id, digest, lastSeenFloor: diff.lastSeenFloor, updatedAt: new Date().toISOString() };
+    const document = reportDigestDoc(id, digest, diff.lastSeenFloor);
     return client.index({ index: digests, id, document, if_seq_no: opened._seq_no, if_primary_term: opened._primary_term }, { ignore: [409] });
   }
 

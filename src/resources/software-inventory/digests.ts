@@ -11,7 +11,7 @@
 import type { StoreContext } from '../../store/client.js';
 import { DocStore } from '../../store/doc-store.js';
 import { WriteConflictError } from '../../errors.js';
-import type { DocVersion } from '../../store/versions.js';
+import { conditionOn, type Conditional } from '../../store/versions.js';
 
 export interface InventoryDigestDoc {
   endpointId: string;
@@ -22,14 +22,23 @@ export interface InventoryDigestDoc {
   updatedAt: string;
 }
 
-/** What a report finds: the digest and the oldest lastSeen it covers, when one is set. */
-export interface ReadDigest {
-  digest?: string;
-  lastSeenFloor?: string;
+/** The digest document of an endpoint whose entries a write has opened: no digest holds. */
+export function openDigestDoc(endpointId: string): InventoryDigestDoc {
+  return { endpointId, digest: null, lastSeenFloor: null, updatedAt: new Date().toISOString() };
 }
 
-/** A write to an endpoint's entries that has begun: the report sets its digest on this version only. */
-export type OpenWrite = Pick<DocVersion, 'seqNo' | 'primaryTerm'>;
+/** The digest document of a report whose entries are stored, their oldest lastSeen `lastSeenFloor`. */
+export function reportDigestDoc(endpointId: string, digest: string, lastSeenFloor: string): InventoryDigestDoc {
+  return { endpointId, digest, lastSeenFloor, updatedAt: new Date().toISOString() };
+}
+
+/**
+ * True when `held` is the digest of the report `digest` and no entry it covers is past the
+ * lastSeen window: the full path would write nothing.
+ */
+export function holdsReport(held: InventoryDigestDoc | undefined, digest: string, nowMs: number, lastSeenRefreshMs: number): boolean {
+  return held?.digest === digest && held.lastSeenFloor !== null && nowMs - Date.parse(held.lastSeenFloor) < lastSeenRefreshMs;
+}
 
 /** Gets coalesced as the endpoints' are: a report reads its endpoint and its digest side by side. */
 const DIGEST_READS = { maxBatch: 500, maxInFlight: 2 };
@@ -41,24 +50,18 @@ export class InventoryDigests {
     this.docs = new DocStore<InventoryDigestDoc>(ctx, 'inventory-digests', 'inventory digest', { reads: DIGEST_READS });
   }
 
-  /** The endpoint's digest as the store holds it now (realtime); empty when none is set. */
-  async read(endpointId: string): Promise<ReadDigest> {
-    const hit = await this.docs.get(endpointId);
-    if (!hit?.doc.digest || !hit.doc.lastSeenFloor) return {};
-    return { digest: hit.doc.digest, lastSeenFloor: hit.doc.lastSeenFloor };
+  /** The endpoint's digest document as the store holds it now (realtime); undefined when it has none. */
+  async read(endpointId: string): Promise<InventoryDigestDoc | undefined> {
+    return (await this.docs.get(endpointId))?.doc;
   }
 
   /**
    * Withdraws the endpoint's digest: before a report reads its entries, after a single-entry
    * write. Unconditional, so that it also overrules a report's digest being set meanwhile.
+   * Returns the condition a report sets its own digest on.
    */
-  async open(endpointId: string): Promise<OpenWrite> {
-    const res = await this.docs.put(
-      endpointId,
-      { endpointId, digest: null, lastSeenFloor: null, updatedAt: new Date().toISOString() },
-      { refresh: false },
-    );
-    return { seqNo: res.seqNo, primaryTerm: res.primaryTerm };
+  async open(endpointId: string): Promise<Conditional> {
+    return conditionOn(await this.docs.put(endpointId, openDigestDoc(endpointId), { refresh: false }));
   }
 
   /**
@@ -66,13 +69,9 @@ export class InventoryDigests {
    * write it began with; false when another write to the entries opened since (the next report
    * then reads the entries again).
    */
-  async close(endpointId: string, opened: OpenWrite, digest: string, lastSeenFloor: string): Promise<boolean> {
+  async close(endpointId: string, opened: Conditional, digest: string, lastSeenFloor: string): Promise<boolean> {
     try {
-      await this.docs.put(
-        endpointId,
-        { endpointId, digest, lastSeenFloor, updatedAt: new Date().toISOString() },
-        { refresh: false, if_seq_no: opened.seqNo, if_primary_term: opened.primaryTerm },
-      );
+      await this.docs.put(endpointId, reportDigestDoc(endpointId, digest, lastSeenFloor), { refresh: false, ...opened });
       return true;
     } catch (err) {
       if (err instanceof WriteConflictError) return false;

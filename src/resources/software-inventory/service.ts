@@ -29,7 +29,7 @@ import {
 } from './model.js';
 import { criteriaFilters, MAX_LIST_ITEMS, OrgSoftwareInventory, type PagedSearch } from './org-views.js';
 import type { SoftwareInventoryStore } from './store.js';
-import type { InventoryDigests } from './digests.js';
+import { holdsReport, type InventoryDigests } from './digests.js';
 
 export interface ReplaceResult {
   created: number;
@@ -101,9 +101,7 @@ export class SoftwareInventoryService {
     // The digest is read beside the endpoint and used only once the endpoint is known visible.
     const [owner, held] = await Promise.all([this.owner(endpointId, access), this.digests.read(endpointId)]);
     const digest = reportDigest(owner.orgId, unique);
-    const current =
-      held.digest === digest && held.lastSeenFloor !== undefined && Date.now() - Date.parse(held.lastSeenFloor) < this.lastSeenRefreshMs;
-    const report = current
+    const report = holdsReport(held, digest, Date.now(), this.lastSeenRefreshMs)
       ? Promise.resolve({ created: 0, updated: 0, deleted: 0, unchanged: unique.length })
       : this.writeInventory(owner, unique, digest, {});
     // A full report is a sign of life; its lastSeen rides on the bookkeeping group commit, beside the inventory writes.
