@@ -4,9 +4,9 @@
  * search of every entry (docs/adr/0151-an-unchanged-inventory-report-read-by-its-digest.md).
  *
  * A digest is a claim the store can withdraw: every write to an endpoint's entries first (a full
- * report) or afterwards (a single-entry change) replaces it with an open one, and a report sets
- * its digest only conditionally on the open one it wrote itself, so a concurrent writer's entry
- * can never hide behind it.
+ * report) or afterwards (a single-entry change, and a report refused its digest) replaces it
+ * with an open one, and a report sets its digest only conditionally on the open one it wrote
+ * itself, so a concurrent writer's entry can never hide behind it.
  */
 import type { StoreContext } from '../../store/client.js';
 import { DocStore } from '../../store/doc-store.js';
@@ -66,8 +66,9 @@ export class InventoryDigests {
 
   /**
    * Sets the digest of the report whose entries are now stored and searchable, on the open
-   * write it began with; false when another write to the entries opened since (the next report
-   * then reads the entries again).
+   * write it began with; false when another write to the entries opened since. A refused report
+   * that wrote entries then opens again, after its writes: a concurrent report that read before
+   * them may have set its digest (docs/adr/0152-a-refused-report-withdraws-the-digest-after-its-writes.md).
    */
   async close(endpointId: string, opened: Conditional, digest: string, lastSeenFloor: string): Promise<boolean> {
     try {

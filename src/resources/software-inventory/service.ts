@@ -124,12 +124,16 @@ export class SoftwareInventoryService {
     // Whole entries, not their compared fields alone (model.ts InventoryDiffEntry says why).
     const stored = await this.store.allMatching({ term: { endpointId: owner.id } });
     const diff = diffUnique(owner, items, stored, new Date(), this.lastSeenRefreshMs);
-    if (diff.upserts.length > 0 || diff.deletes.length > 0) {
+    const writes = diff.upserts.length > 0 || diff.deletes.length > 0;
+    if (writes) {
       // Searchable before the answer (the next report's diff reads through search), through the
       // store's refresh shared with concurrent reports.
       await this.store.bulkWrite(diff.upserts, diff.deletes, opts);
     }
-    await this.digests.close(owner.id, opened, digest, diff.lastSeenFloor);
+    // Refused, another write opened since: a report that read before these writes may have set
+    // its digest meanwhile, so it is withdrawn after them
+    // (docs/adr/0152-a-refused-report-withdraws-the-digest-after-its-writes.md).
+    if (!(await this.digests.close(owner.id, opened, digest, diff.lastSeenFloor)) && writes) await this.digests.open(owner.id);
     return {
       created: diff.created,
       updated: diff.upserts.length - diff.created,
