@@ -15,7 +15,7 @@ import { multiSearch } from './multi-search.js';
 import { itemError } from './item-errors.js';
 import { pitPages } from './pit.js';
 import { PageCounts } from './page-total.js';
-import { ConflictError, WriteConflictError } from '../errors.js';
+import { ConflictError, ServiceUnavailableError, WriteConflictError } from '../errors.js';
 import {
   LAST_WRITE_WINS_RETRIES,
   toStored,
@@ -116,6 +116,24 @@ export class DocStore<T extends object> {
     if (opts.refresh !== false) await this.visible();
   }
 
+  /**
+   * A write made visible as `opts` asks. A write that failed for want of the store (its answer
+   * lost on the way back, say) may have landed all the same, so it is made visible too, as best
+   * it can be, before its error answers: a caller that retries reads through search what landed
+   * (docs/adr/0153-a-failed-write-is-made-visible-before-its-error.md).
+   */
+  private async settled<R>(write: () => Promise<R>, opts: WriteOptions): Promise<R> {
+    let res: R;
+    try {
+      res = await write();
+    } catch (err) {
+      if (err instanceof ServiceUnavailableError) await this.settle(opts).catch(() => undefined);
+      throw err;
+    }
+    await this.settle(opts);
+    return res;
+  }
+
   private notFound(id: string): string {
     return `${this.noun} ${id} not found`;
   }
@@ -191,8 +209,7 @@ export class DocStore<T extends object> {
         throw e instanceof ConflictError ? new WriteConflictError(`${this.noun} ${id} already exists`) : e;
       }
     };
-    const res = await unlessLanded(created, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId));
-    await this.settle(opts);
+    const res = await this.settled(() => unlessLanded(created, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId)), opts);
     return { ...res, doc };
   }
 
@@ -206,8 +223,7 @@ export class DocStore<T extends object> {
     const writeId = this.writeIdFor(cond.if_seq_no !== undefined);
     const document = await this.stamp(withWriteId(doc, writeId, priorWriteIds));
     const indexed = async (): Promise<Stored<T>> => ({ id, doc, ...versionOf(await storeCall(() => this.ctx.client.index({ index: this.index, require_alias: true, id, document, ...cond }))) });
-    const res = await unlessLanded(indexed, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId));
-    await this.settle({ refresh });
+    const res = await this.settled(() => unlessLanded(indexed, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId)), { refresh });
     return { ...res, doc };
   }
 
@@ -240,8 +256,7 @@ export class DocStore<T extends object> {
         }),
       this.notFound(id),
     );
-    const res = await unlessLanded(write, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId));
-    await this.settle(opts);
+    const res = await this.settled(() => unlessLanded(write, (e) => e instanceof WriteConflictError, () => this.landed(id, writeId)), opts);
     if ('doc' in res) return res; // this write, found landed after its re-send's conflict
     const updated = res.get?._source as T;
     if (this.orgPath) stripPath(updated, this.orgPath);
@@ -252,11 +267,10 @@ export class DocStore<T extends object> {
   /** Hard delete (conditional when seq_no/primary_term are given); NotFoundError when absent. */
   async delete(id: string, opts: WriteOptions & Partial<Conditional> = {}): Promise<void> {
     const { refresh, priorWriteIds: _prior, ...cond } = opts;
-    await storeCall(
-      () => this.ctx.client.delete({ index: this.index, id, ...cond }),
-      this.notFound(id),
+    await this.settled(
+      () => storeCall(() => this.ctx.client.delete({ index: this.index, id, ...cond }), this.notFound(id)),
+      { refresh },
     );
-    await this.settle({ refresh });
   }
 
   /** A search returning typed hits with their versions. Batched: concurrent ones travel in one multi-search. */
@@ -328,8 +342,6 @@ export class DocStore<T extends object> {
     opts: WriteOptions = {},
   ): Promise<estypes.BulkResponse> {
     const stamped = await this.stampOperations(operations);
-    const res = await storeCall(() => this.ctx.client.bulk({ index: this.index, require_alias: true, operations: stamped }));
-    await this.settle(opts);
-    return res;
+    return this.settled(() => storeCall(() => this.ctx.client.bulk({ index: this.index, require_alias: true, operations: stamped })), opts);
   }
 }
