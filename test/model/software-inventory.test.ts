@@ -1,7 +1,8 @@
 /**
  * One endpoint's software inventory as a model: full reports drawn from a few fixed ones, and
  * single entries added, moved and removed, through two instances (the second behind the lossy
- * store proxy, its faults on the digests' writes), released in orders the scheduler picks.
+ * store proxy, its faults on the digests' writes or on the entries' bulk writes), released in
+ * orders the scheduler picks.
  * Concurrent full reports may interleave their entries, so the property is what an agent relies
  * on: once every write has answered, each report of the pool sent again leaves exactly its own
  * entries. A report the endpoint's digest claimed it already had, while another write had
@@ -41,7 +42,12 @@ describe('software inventory as a model', () => {
   let org: string | undefined;
   modelProperty(
     'full reports and single-entry changes on one endpoint through two instances: a report sent after them leaves exactly its entries',
-    fc.record({ reports: fc.tuple(report, report, report), callers: fc.array(caller, { minLength: 2, maxLength: 8 }), fault: faults }),
+    fc.record({
+      reports: fc.tuple(report, report, report),
+      callers: fc.array(caller, { minLength: 2, maxLength: 8 }),
+      fault: faults,
+      faultOn: fc.constantFrom<'digests' | 'entries'>('digests', 'entries'),
+    }),
     async (c, s, k) => {
       org ??= await c.apps[0].world.org(undefined, uid('model-org'));
       const endpoint = (await c.apps[0].world.endpoint(org)).id;
@@ -50,7 +56,7 @@ describe('software inventory as a model', () => {
       expect((await client(c, 0).post(inv, k.reports[0])).status).to.equal(201);
 
       const h = new History<Input>(s);
-      arm(c.proxy, k.fault, /inventory-digests\/_doc/);
+      arm(c.proxy, k.fault, k.faultOn === 'digests' ? /inventory-digests\/_doc/ : /software-inventory\/_bulk/);
       await h.all(
         k.callers.map(async (p, who) => {
           const api = client(c, p.instance);

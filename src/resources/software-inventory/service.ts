@@ -125,15 +125,24 @@ export class SoftwareInventoryService {
     const stored = await this.store.allMatching({ term: { endpointId: owner.id } });
     const diff = diffUnique(owner, items, stored, new Date(), this.lastSeenRefreshMs);
     const writes = diff.upserts.length > 0 || diff.deletes.length > 0;
-    if (writes) {
-      // Searchable before the answer (the next report's diff reads through search), through the
-      // store's refresh shared with concurrent reports.
-      await this.store.bulkWrite(diff.upserts, diff.deletes, opts);
+    // A report whose digest is not set after it wrote (refused: another write opened since; or a
+    // failure part way) withdraws it after its writes: a report that read before them may have set
+    // its own meanwhile (docs/adr/0152-a-refused-report-withdraws-the-digest-after-its-writes.md).
+    let set: boolean;
+    try {
+      if (writes) {
+        // Searchable before the answer (the next report's diff reads through search), through the
+        // store's refresh shared with concurrent reports.
+        await this.store.bulkWrite(diff.upserts, diff.deletes, opts);
+      }
+      set = await this.digests.close(owner.id, opened, digest, diff.lastSeenFloor);
+    } catch (err) {
+      // The failure is the answer (the agent sends the report again); a withdrawal that fails
+      // as well leaves the digest to the lastSeen window.
+      if (writes) await this.digests.open(owner.id).catch(() => undefined);
+      throw err;
     }
-    // Refused, another write opened since: a report that read before these writes may have set
-    // its digest meanwhile, so it is withdrawn after them
-    // (docs/adr/0152-a-refused-report-withdraws-the-digest-after-its-writes.md).
-    if (!(await this.digests.close(owner.id, opened, digest, diff.lastSeenFloor)) && writes) await this.digests.open(owner.id);
+    if (!set && writes) await this.digests.open(owner.id);
     return {
       created: diff.created,
       updated: diff.upserts.length - diff.created,
