@@ -70,17 +70,20 @@ const frame = (n: ProfileNode): string =>
 const byFunction = new Map<string, number>();
 const byOwnFrame = new Map<string, number>();
 let total = 0;
-function walk(node: ProfileNode, own: string | undefined): void {
+const add = (to: Map<string, number>, key: string, bytes: number): void => {
+  to.set(key, (to.get(key) ?? 0) + bytes);
+};
+function walk(node: ProfileNode, own: string): void {
   const here = frame(node);
   const ownHere = /\/(dist|src)\//.test(node.callFrame.url) && !node.callFrame.url.includes('node_modules') ? here : own;
   if (node.selfSize > 0) {
     total += node.selfSize;
-    byFunction.set(here, (byFunction.get(here) ?? 0) + node.selfSize);
-    byOwnFrame.set(ownHere ?? '(no frame of the service)', (byOwnFrame.get(ownHere ?? '(no frame of the service)') ?? 0) + node.selfSize);
+    add(byFunction, here, node.selfSize);
+    add(byOwnFrame, ownHere, node.selfSize);
   }
   for (const c of node.children) walk(c, ownHere);
 }
-walk(profile.head, undefined);
+walk(profile.head, '(no frame of the service)');
 
 const mb = (b: number): string => (b / 1e6).toFixed(1).padStart(8);
 const top = Number(values.top);

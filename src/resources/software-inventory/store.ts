@@ -129,8 +129,10 @@ export class SoftwareInventoryStore {
 
   /**
    * Writes full documents and deletes ids with the bulk API: one request for up to 10,000
-   * actions, chunked beyond. Only the last chunk waits for visibility (unless `refresh: false`):
-   * the refresh it waits for also publishes the earlier chunks. A deletion of an absent id is not a
+   * actions, chunked beyond. Each chunk is made visible as `opts` asks, so a call that fails after
+   * an earlier chunk landed leaves that chunk searchable for the retry's diff
+   * (docs/adr/0153-a-failed-write-is-made-visible-before-its-error.md); a report past 10,000
+   * actions pays one shared refresh more. A deletion of an absent id is not a
    * failure (a concurrent report removed it first); any other item failure fails the call
    * (503 when Elasticsearch pushed back, so the agent retries; the report is idempotent).
    */
@@ -149,9 +151,8 @@ export class SoftwareInventoryStore {
     for (const d of upserts) push({ index: { _id: d.id } }, d);
     for (const id of deletes) push({ delete: { _id: id } });
     if (actions.length > 0) chunks.push(actions);
-    for (let i = 0; i < chunks.length; i++) {
-      const last = i === chunks.length - 1;
-      const res = await this.docs.bulk(chunks[i], last ? opts : { refresh: false });
+    for (const chunk of chunks) {
+      const res = await this.docs.bulk(chunk, opts);
       if (!res.errors) continue;
       const failed = res.items
         .map((it) => it.index ?? it.delete ?? it.create ?? it.update)
