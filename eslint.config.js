@@ -21,4 +21,18 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
     },
   },
+  {
+    // An object literal with an accessor of its own is a dictionary-mode object: one made per request
+    // kept the request's working set alive into the old generation (docs/adr/0154-no-accessor-of-its-own-on-a-request-object.md).
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ObjectExpression > Property[kind='get'], ObjectExpression > Property[kind='set']",
+          message: 'No accessor in an object literal: declare it on a class (docs/adr/0154-no-accessor-of-its-own-on-a-request-object.md).',
+        },
+      ],
+    },
+  },
 );

@@ -227,6 +227,8 @@ export function createApp(deps: { config: Config; store: StoreContext; log: Logg
     services,
     routes,
     metrics,
+    // Made once per process, not per request: the rule against accessors in literals does not apply.
+    // eslint-disable-next-line no-restricted-syntax
     get openapi() {
       return openapiDocument();
     },

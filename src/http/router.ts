@@ -17,7 +17,7 @@ import { idempotencyKeyOf, type Idempotency } from './idempotency.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
 import { accessFor } from './audit.js';
-import { API_PREFIX, bySegment, fastAcceptorOf, koaPath, validatePart, type Reply, type RouteSpec } from './routes.js';
+import { API_PREFIX, bySegment, fastAcceptorOf, koaPath, RequestInput, validatePart, type LogSource, type Reply, type RouteSpec } from './routes.js';
 
 export interface MountDeps {
   authenticator: Authenticator;
@@ -183,21 +183,10 @@ function mountRoutes(routes: RouteSpec[], deps: MountDeps): Router {
         const body = validatePart<unknown>(spec.body, await requestBody(ctx, spec, deps.parseBody), 'body');
         const key = spec.idempotent ? idempotencyKeyOf(ctx) : undefined;
         const run = (createdId?: string): Promise<Reply> =>
-          spec.handler({
-            params,
-            query,
-            body,
-            access,
+          spec.handler(
             // The request's logger is made on first use (src/http/observe.ts): most handlers never log.
-            get log() {
-              return ctx.state.log as Logger;
-            },
-            path: ctx.path,
-            createdId,
-            accepts,
-            runInLane,
-            onClose,
-          });
+            new RequestInput({ params, query, body, access, path: ctx.path, createdId, accepts, runInLane, onClose }, ctx.state as LogSource),
+          );
         return key === undefined
           ? run()
           : deps.idempotency.run({ principal, method: spec.method, path: ctx.path, key, request: { query, body } }, run);

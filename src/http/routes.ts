@@ -43,6 +43,50 @@ export interface HandlerInput<P, Q, B> {
   onClose?: (fn: () => void) => void;
 }
 
+/** Where a request's logger comes from: made on first read (src/http/observe.ts). */
+export interface LogSource {
+  readonly log: Logger;
+}
+
+/**
+ * A handler's input, built once per request. A class, so `log` is an accessor on its prototype:
+ * an object literal with an accessor of its own is a dictionary-mode object, and one made per
+ * request kept the request's whole closure context (its parsed body among it) alive until the
+ * next major collection, so every request's working set was promoted to the old generation
+ * (docs/adr/0154-no-accessor-of-its-own-on-a-request-object.md).
+ */
+export class RequestInput<P, Q, B> implements HandlerInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  access: Access;
+  path: string;
+  createdId?: string;
+  accepts?: (...types: string[]) => string | false;
+  runInLane?: <T>(work: () => Promise<T>) => Promise<T>;
+  onClose?: (fn: () => void) => void;
+
+  constructor(
+    fields: Omit<HandlerInput<P, Q, B>, 'log'>,
+    private readonly logs: LogSource,
+  ) {
+    this.params = fields.params;
+    this.query = fields.query;
+    this.body = fields.body;
+    this.access = fields.access;
+    this.path = fields.path;
+    this.createdId = fields.createdId;
+    this.accepts = fields.accepts;
+    this.runInLane = fields.runInLane;
+    this.onClose = fields.onClose;
+  }
+
+  /** The request's logger, made only when a handler logs. */
+  get log(): Logger {
+    return this.logs.log;
+  }
+}
+
 export interface Reply {
   status: number;
   /** A Readable is streamed as is (exports, src/http/deep-paging.ts). */

@@ -60,6 +60,8 @@ describe('a deep-paged page search’s input', () => {
     expect(got.body).to.equal(input.body);
     expect(got.access).to.equal(access);
     expect(got.path).to.equal('/thing/page-search');
+    // An accessor of its own would make the input a dictionary-mode object (docs/adr/0154-no-accessor-of-its-own-on-a-request-object.md).
+    expect(Object.getOwnPropertyDescriptor(got, 'log'), 'the logger is an accessor of the prototype').to.equal(undefined);
     expect(got.log).to.equal(logger);
     expect(made, 'made on the handler’s first use').to.equal(1);
     expect(input.query, 'the caller’s input is not changed').to.deep.equal({ other: 'x' });

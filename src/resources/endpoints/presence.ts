@@ -172,18 +172,7 @@ export class EndpointPresence {
    */
   async view(): Promise<PresenceView> {
     this.refreshSoon();
-    const nowMs = this.now();
-    const { defaultTimeoutSeconds } = this.opts;
-    const overrides = this.overrides;
-    let stale: Query | undefined;
-    // Built only when a criterion uses it: most searches filter on no connection status.
-    return {
-      nowMs,
-      get stale(): Query {
-        stale ??= staleQuery(nowMs, defaultTimeoutSeconds, overrides);
-        return stale;
-      },
-    };
+    return new StaleView(this.now(), this.opts.defaultTimeoutSeconds, this.overrides);
   }
 
   /** Reads the overrides now (once at a time); a failed read keeps the known ones and is retried later. */
@@ -287,4 +276,24 @@ export async function countByConnectionStatus(
 ): Promise<{ key: ConnectionStatus; count: number }[]> {
   const counts = await store.filterCounts(query, connectionStatusBuckets(view));
   return CONNECTION_STATUSES.map((key) => ({ key, count: counts[key] })).filter((b) => b.count > 0);
+}
+
+/**
+ * A query's presence view; the stale filter is built only when a criterion uses it (most searches
+ * filter on no connection status). A class, not a literal with its own accessor, which would be a
+ * dictionary-mode object per search (docs/adr/0154-no-accessor-of-its-own-on-a-request-object.md).
+ */
+class StaleView implements PresenceView {
+  private built: Query | undefined;
+
+  constructor(
+    readonly nowMs: number,
+    private readonly defaultTimeoutSeconds: number,
+    private readonly overrides: ReadonlyMap<string, number>,
+  ) {}
+
+  get stale(): Query {
+    this.built ??= staleQuery(this.nowMs, this.defaultTimeoutSeconds, this.overrides);
+    return this.built;
+  }
 }
