@@ -55,19 +55,25 @@ export interface LogSource {
  * next major collection, so every request's working set was promoted to the old generation
  * (docs/adr/0154-no-accessor-of-its-own-on-a-request-object.md).
  */
-export class RequestInput<P, Q, B> implements HandlerInput<P, Q, B> {
+/**
+ * Every field of a handler's input but its logger, each named even when undefined: a field added
+ * to HandlerInput fails the build where an input is made until it is passed on.
+ */
+export type InputFields<P, Q, B> = { [K in Exclude<keyof HandlerInput<P, Q, B>, 'log'>]-?: HandlerInput<P, Q, B>[K] | undefined };
+
+export class RequestInput<P, Q, B> implements HandlerInput<P, Q, B>, InputFields<P, Q, B> {
   params: P;
   query: Q;
   body: B;
   access: Access;
   path: string;
-  createdId?: string;
-  accepts?: (...types: string[]) => string | false;
-  runInLane?: <T>(work: () => Promise<T>) => Promise<T>;
-  onClose?: (fn: () => void) => void;
+  createdId: string | undefined;
+  accepts: ((...types: string[]) => string | false) | undefined;
+  runInLane: (<T>(work: () => Promise<T>) => Promise<T>) | undefined;
+  onClose: ((fn: () => void) => void) | undefined;
 
   constructor(
-    fields: Omit<HandlerInput<P, Q, B>, 'log'>,
+    fields: InputFields<P, Q, B> & Pick<HandlerInput<P, Q, B>, 'params' | 'query' | 'body' | 'access' | 'path'>,
     private readonly logs: LogSource,
   ) {
     this.params = fields.params;
