@@ -49,18 +49,19 @@ export interface LogSource {
 }
 
 /**
+ * Every field of a handler's input but its logger, each named even when undefined (the keys are
+ * mapped without the optional marks): a field added to HandlerInput fails the build where an
+ * input is made until it is passed on.
+ */
+export type InputFields<P, Q, B> = { [K in Exclude<keyof HandlerInput<P, Q, B>, 'log'>]: HandlerInput<P, Q, B>[K] };
+
+/**
  * A handler's input, built once per request. A class, so `log` is an accessor on its prototype:
  * an object literal with an accessor of its own is a dictionary-mode object, and one made per
  * request kept the request's whole closure context (its parsed body among it) alive until the
  * next major collection, so every request's working set was promoted to the old generation
  * (docs/adr/0154-no-accessor-of-its-own-on-a-request-object.md).
  */
-/**
- * Every field of a handler's input but its logger, each named even when undefined: a field added
- * to HandlerInput fails the build where an input is made until it is passed on.
- */
-export type InputFields<P, Q, B> = { [K in Exclude<keyof HandlerInput<P, Q, B>, 'log'>]-?: HandlerInput<P, Q, B>[K] | undefined };
-
 export class RequestInput<P, Q, B> implements HandlerInput<P, Q, B>, InputFields<P, Q, B> {
   params: P;
   query: Q;
@@ -73,7 +74,7 @@ export class RequestInput<P, Q, B> implements HandlerInput<P, Q, B>, InputFields
   onClose: ((fn: () => void) => void) | undefined;
 
   constructor(
-    fields: InputFields<P, Q, B> & Pick<HandlerInput<P, Q, B>, 'params' | 'query' | 'body' | 'access' | 'path'>,
+    fields: InputFields<P, Q, B>,
     private readonly logs: LogSource,
   ) {
     this.params = fields.params;
